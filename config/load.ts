@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { parse as parseYaml } from 'yaml';
+import { settings, type Config, type Setting } from './settings.ts';
+
+export type { Config } from './settings.ts';
+
+/** A setting that stops the process; the message names the setting. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Raw = Record<string, unknown>;
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+const schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: Object.fromEntries(settings.map((s) => [s.key, s.schema])),
+};
+
+const ajv = addFormats(new Ajv({ allErrors: false, coerceTypes: true, useDefaults: true }));
+const validate = ajv.compile(schema);
+
+const DURATION = /^(\d+)\s*(s|m|h|d)?$/;
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+
+function parseDuration(setting: Setting, value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const match = DURATION.exec(value.trim());
+  if (!match) throw new ConfigError(`${setting.env} must be a duration such as 300, 15m, 12h or 30d (got "${value}")`);
+  return Number(match[1]) * UNIT_SECONDS[match[2] ?? 's']!;
+}
+
+function readConfigFile(path: string): Raw {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`CONFIG_FILE ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(`CONFIG_FILE ${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`);
+  }
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`CONFIG_FILE ${path} must hold an object of settings`);
+  const known = new Set(settings.map((s) => s.key as string));
+  for (const key of Object.keys(parsed)) {
+    if (!known.has(key)) throw new ConfigError(`CONFIG_FILE ${path}: unknown setting "${key}"`);
+  }
+  return parsed as Raw;
+}
+
+/** Master key: exactly 32 bytes, written as 64 hex characters or as base64 / base64url. */
+export function decodeMasterKey(text: string): Buffer {
+  const trimmed = text.trim();
+  const bytes = /^[0-9a-fA-F]{64}$/.test(trimmed)
+    ? Buffer.from(trimmed, 'hex')
+    : /^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)
+      ? Buffer.from(trimmed, 'base64url')
+      : undefined;
+  if (!bytes || bytes.length !== 32) {
+    throw new ConfigError(`MASTER_KEY must be 32 bytes written as 64 hex characters or base64 (got ${bytes ? `${bytes.length} bytes` : 'neither'}); generate one with: openssl rand -hex 32`);
+  }
+  return bytes;
+}
+
+function checkIssuer(issuer: string): string {
+  const url = new URL(issuer);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError(`ISSUER must be an http or https URL (got "${issuer}")`);
+  if (url.pathname !== '/' || url.search || url.hash || issuer.includes('?') || issuer.includes('#')) {
+    throw new ConfigError(`ISSUER must be a bare origin such as https://id.example.com, without path, query or fragment (got "${issuer}")`);
+  }
+  return url.origin;
+}
+
+function checkUrl(name: string, value: string | undefined): void {
+  if (value === undefined) return;
+  try {
+    const url = new URL(value);
+    if (!url.hostname) throw new Error('no host');
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+}
+
+export interface ConfigResult extends Omit<Config, 'masterKey'> {
+  masterKey?: Buffer;
+}
+
+/**
+ * Builds the one configuration object from the environment and an optional
+ * file (`CONFIG_FILE`, YAML or JSON, keys as in the settings catalogue).
+ * Environment variables win over the file; empty variables count as unset.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
+  const fromFile = env.CONFIG_FILE ? readConfigFile(env.CONFIG_FILE) : {};
+  const raw: Raw = { ...fromFile };
+  for (const setting of settings) {
+    const value = env[setting.env];
+    if (value !== undefined && value !== '') raw[setting.key] = value;
+  }
+  for (const setting of settings) {
+    if (setting.duration && raw[setting.key] !== undefined) raw[setting.key] = parseDuration(setting, raw[setting.key]);
+  }
+
+  if (!validate(raw)) {
+    const error = validate.errors![0]!;
+    const key = error.instancePath.slice(1).split('/')[0] ?? '';
+    const setting = settings.find((s) => s.key === key);
+    const name = setting?.env ?? (key || 'configuration');
+    const shown = setting?.key === 'masterKey' || setting?.key === 'databaseUrl' || setting?.key === 'redisUrl' ? '' : ` (got ${JSON.stringify(raw[key])})`;
+    throw new ConfigError(`${name} ${error.message ?? 'is invalid'}${shown}`);
+  }
+
+  const config = raw as unknown as Config;
+  checkUrl('DATABASE_URL', config.databaseUrl);
+  checkUrl('REDIS_URL', config.redisUrl);
+  const issuer = checkIssuer(config.issuer ?? `http://localhost:${config.port}`);
+  const masterKey = config.masterKey === undefined ? undefined : decodeMasterKey(config.masterKey);
+  return { ...config, issuer, masterKey };
+}

@@ -1,0 +1,63 @@
+// The catalogue of settings: one row per setting, naming its environment
+// variable, its key in the optional config file, its JSON Schema and default.
+// README's configuration table is written from this list.
+
+export interface Setting {
+  /** Property of the typed Config object and key in the config file. */
+  key: keyof Config;
+  env: string;
+  schema: Record<string, unknown>;
+  description: string;
+  /** Accepts `90`, `90s`, `15m`, `12h` or `30d`; stored as seconds. */
+  duration?: true;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  issuer: string;
+  dataDir: string;
+  databaseUrl?: string;
+  databaseSchema: string;
+  databasePoolSize: number;
+  redisUrl?: string;
+  redisPrefix: string;
+  masterKey?: string;
+  trustProxy: boolean;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  jwksMaxAge: number;
+  accessTokenLifetime: number;
+  idTokenLifetime: number;
+  authorizationCodeLifetime: number;
+  refreshTokenIdleLifetime: number;
+  refreshTokenAbsoluteLifetime: number;
+  sessionIdleLifetime: number;
+  interactionLifetime: number;
+  shutdownTimeout: number;
+}
+
+const duration = { type: 'integer', minimum: 1 };
+
+export const settings: Setting[] = [
+  { key: 'port', env: 'PORT', schema: { type: 'integer', minimum: 1, maximum: 65535, default: 8080 }, description: 'TCP port to listen on' },
+  { key: 'host', env: 'HOST', schema: { type: 'string', minLength: 1, default: '0.0.0.0' }, description: 'Interface to bind' },
+  { key: 'issuer', env: 'ISSUER', schema: { type: 'string', format: 'uri' }, description: 'Public base URL, e.g. `https://id.example.com` (default `http://localhost:{PORT}`); no path, query or fragment' },
+  { key: 'dataDir', env: 'DATA_DIR', schema: { type: 'string', minLength: 1, default: './data' }, description: 'Folder for the embedded database, the generated master key and first-start credentials' },
+  { key: 'databaseUrl', env: 'DATABASE_URL', schema: { type: 'string', pattern: '^postgres(ql)?://' }, description: 'PostgreSQL URL (`postgres://user:pass@host:5432/db`); unset: embedded PGlite in `DATA_DIR`' },
+  { key: 'databaseSchema', env: 'DATABASE_SCHEMA', schema: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$', default: 'public' }, description: 'PostgreSQL schema holding our tables (created if missing)' },
+  { key: 'databasePoolSize', env: 'DATABASE_POOL_SIZE', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 10 }, description: 'Connections per node in the PostgreSQL pool' },
+  { key: 'redisUrl', env: 'REDIS_URL', schema: { type: 'string', pattern: '^rediss?://' }, description: 'Redis URL (`redis://host:6379/0`); unset: short-lived records go to PostgreSQL' },
+  { key: 'redisPrefix', env: 'REDIS_PREFIX', schema: { type: 'string', pattern: '^[A-Za-z0-9:_.-]{0,64}$', default: 'portcullis:' }, description: 'Prefix of every Redis key we write' },
+  { key: 'masterKey', env: 'MASTER_KEY', schema: { type: 'string' }, description: '32 bytes as 64 hex characters or base64; encrypts private keys at rest. Unset: generated once into `DATA_DIR/master.key`. Every node must share it' },
+  { key: 'trustProxy', env: 'TRUST_PROXY', schema: { type: 'boolean', default: false }, description: 'Honour `X-Forwarded-*` from a TLS-terminating proxy' },
+  { key: 'logLevel', env: 'LOG_LEVEL', schema: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' }, description: 'Log level (JSON lines on stdout)' },
+  { key: 'jwksMaxAge', env: 'JWKS_MAX_AGE', schema: { ...duration, default: 300 }, description: '`Cache-Control: max-age` of `/oauth/v2/keys`', duration: true },
+  { key: 'accessTokenLifetime', env: 'ACCESS_TOKEN_LIFETIME', schema: { ...duration, default: 43200 }, description: 'Access token lifetime', duration: true },
+  { key: 'idTokenLifetime', env: 'ID_TOKEN_LIFETIME', schema: { ...duration, default: 43200 }, description: 'ID token lifetime', duration: true },
+  { key: 'authorizationCodeLifetime', env: 'AUTHORIZATION_CODE_LIFETIME', schema: { ...duration, default: 600 }, description: 'Authorization code lifetime', duration: true },
+  { key: 'refreshTokenIdleLifetime', env: 'REFRESH_TOKEN_IDLE_LIFETIME', schema: { ...duration, default: 2592000 }, description: 'Refresh token lifetime without use', duration: true },
+  { key: 'refreshTokenAbsoluteLifetime', env: 'REFRESH_TOKEN_ABSOLUTE_LIFETIME', schema: { ...duration, default: 7776000 }, description: 'Refresh token lifetime from the first login', duration: true },
+  { key: 'sessionIdleLifetime', env: 'SESSION_IDLE_LIFETIME', schema: { ...duration, default: 86400 }, description: 'Login session lifetime without use', duration: true },
+  { key: 'interactionLifetime', env: 'INTERACTION_LIFETIME', schema: { ...duration, default: 3600 }, description: 'Time a user has to finish a login page flow', duration: true },
+  { key: 'shutdownTimeout', env: 'SHUTDOWN_TIMEOUT', schema: { ...duration, default: 10 }, description: 'Seconds to finish in-flight requests on SIGTERM', duration: true },
+];

@@ -1,0 +1,121 @@
+import type { Adapter, ClientAuthMethod, Configuration, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
+import type { JWK } from 'jose';
+import type { ConfigResult } from '../../config/load.ts';
+import { CLAIMS_BY_SCOPE, SCOPES } from './claims.ts';
+import { errorPage, logoutPage, loggedOutPage } from './pages.ts';
+
+/** The exact endpoint paths of SPEC 2. */
+export const ROUTES = {
+  authorization: '/oauth/v2/authorize',
+  token: '/oauth/v2/token',
+  introspection: '/oauth/v2/introspect',
+  revocation: '/oauth/v2/revoke',
+  jwks: '/oauth/v2/keys',
+  userinfo: '/oidc/v1/userinfo',
+  end_session: '/oidc/v1/end_session',
+} as const;
+
+/** Where the engine sends the browser for a login page (interactions/). */
+export const INTERACTION_PATH = '/ui/login';
+
+export const CLIENT_AUTH_METHODS: ClientAuthMethod[] = ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'];
+export const INTROSPECTION_AUTH_METHODS: ClientAuthMethod[] = ['client_secret_basic', 'private_key_jwt'];
+
+export interface EngineDependencies {
+  config: ConfigResult;
+  /** Private signing JWKs, current key first (see keys/signing-keys.ts). */
+  jwks: JWK[];
+  cookieKeys: Buffer[];
+  adapter: (model: string) => Adapter;
+  findAccount: FindAccount;
+}
+
+function lifetimes(config: ConfigResult): NonNullable<Configuration['ttl']> {
+  return {
+    AccessToken: config.accessTokenLifetime,
+    ClientCredentials: config.accessTokenLifetime,
+    IdToken: config.idTokenLifetime,
+    AuthorizationCode: config.authorizationCodeLifetime,
+    Interaction: config.interactionLifetime,
+    Session: config.sessionIdleLifetime,
+    Grant: config.refreshTokenAbsoluteLifetime,
+    // Idle lifetime, capped by what is left of the absolute lifetime
+    // counted from the first token of the rotation chain.
+    RefreshToken: (_ctx, token) =>
+      Math.max(1, Math.min(config.refreshTokenIdleLifetime, config.refreshTokenAbsoluteLifetime - token.totalLifetime())),
+  };
+}
+
+/** CORS for browser apps: only the origins of the client's own redirect URIs. */
+function clientBasedCORS(_ctx: KoaContextWithOIDC, origin: string, client: { redirectUris?: string[] }): boolean {
+  if (origin === 'null') return false;
+  return (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin);
+}
+
+export function engineConfiguration(deps: EngineDependencies): Configuration {
+  const { config } = deps;
+  return {
+    adapter: deps.adapter as unknown as Configuration['adapter'],
+    findAccount: deps.findAccount,
+    jwks: { keys: deps.jwks as never },
+    cookies: {
+      keys: deps.cookieKeys.map((key) => key.toString('base64url')),
+      long: { httpOnly: true, sameSite: 'lax' },
+      short: { httpOnly: true, sameSite: 'lax' },
+    },
+    routes: ROUTES,
+    responseTypes: ['code', 'id_token', 'id_token token'],
+    scopes: SCOPES,
+    claims: CLAIMS_BY_SCOPE,
+    subjectTypes: ['public'],
+    clientAuthMethods: CLIENT_AUTH_METHODS,
+    // SEED 4.1: redirect_uri is required, even with a single registered one.
+    allowOmittingSingleRegisteredRedirectUri: false,
+    clientBasedCORS: clientBasedCORS as Configuration['clientBasedCORS'],
+    enabledJWA: {
+      idTokenSigningAlgValues: ['RS256'],
+      userinfoSigningAlgValues: ['RS256'],
+      clientAuthSigningAlgValues: ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'],
+    },
+    ttl: lifetimes(config),
+    interactions: {
+      url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      dPoP: { enabled: false },
+      resourceIndicators: { enabled: false },
+      registration: { enabled: false },
+      claimsParameter: { enabled: false },
+      userinfo: { enabled: true },
+      introspection: {
+        enabled: true,
+        // The engine lets any client introspect any token by default; SEED 2.3
+        // makes a token active only for a client in its audience.
+        allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId,
+      },
+      revocation: { enabled: true },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: async (ctx, form) => {
+          ctx.type = 'html';
+          ctx.body = logoutPage(form);
+        },
+        postLogoutSuccessSource: async (ctx) => {
+          ctx.type = 'html';
+          ctx.body = loggedOutPage();
+        },
+      },
+    },
+    discovery: {
+      introspection_endpoint_auth_methods_supported: INTROSPECTION_AUTH_METHODS,
+      revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      prompt_values_supported: ['none', 'login'],
+    },
+    renderError: async (ctx, out) => {
+      ctx.type = 'html';
+      ctx.body = errorPage(String(out.error), out.error_description ? String(out.error_description) : undefined);
+    },
+  };
+}

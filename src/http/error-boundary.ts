@@ -1,0 +1,24 @@
+import type { Middleware } from 'koa';
+import type { Logger } from '../logger.ts';
+
+/**
+ * Last line of defence for our own routes: an error nobody mapped becomes a
+ * 500 with a request id to quote, and its details go to the log only.
+ */
+export function errorBoundary(log: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      const status = (err as { status?: number; expose?: boolean }).status;
+      if (status && status < 500 && (err as { expose?: boolean }).expose) {
+        ctx.status = status;
+        ctx.body = { error: 'invalid_request', error_description: (err as Error).message };
+        return;
+      }
+      log.error({ err, requestId: ctx.state.requestId }, 'unhandled error');
+      ctx.status = 500;
+      ctx.body = { error: 'server_error', error_description: `unexpected error (request id ${ctx.state.requestId})` };
+    }
+  };
+}

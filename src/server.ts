@@ -1,0 +1,102 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Redis } from 'ioredis';
+import type { ConfigResult } from '../config/load.ts';
+import type { Logger } from './logger.ts';
+import { openDatabase, type Database } from './storage/database.ts';
+import { migrate } from './storage/migrate.ts';
+import { connectRedis } from './storage/redis.ts';
+import { deriveKey, resolveMasterKey, verifyMasterKey } from './keys/master-key.ts';
+import { ensureSigningKey, loadSigningKeys } from './keys/signing-keys.ts';
+import { createAdapterFactory } from '../adapters/index.ts';
+import { deleteExpiredEngineRecords } from '../adapters/postgres.ts';
+import { buildProvider } from './engine/provider.ts';
+import { EngineHolder } from './engine/engine-holder.ts';
+import { healthRoutes, type Dependency } from './http/health.ts';
+import { interactionRouter } from '../interactions/index.ts';
+import { createApp } from './app.ts';
+
+export interface RunningServer {
+  server: Server;
+  url: string;
+  db: Database;
+  redis?: Redis;
+  engine: EngineHolder;
+  /** Stops accepting, lets in-flight requests finish (bounded), closes the pools. */
+  stop(): Promise<void>;
+}
+
+const SWEEP_INTERVAL_MS = 60_000;
+
+/** Start-up, in order: storage → keys → engine → app → listen. */
+export async function startServer(config: ConfigResult, log: Logger): Promise<RunningServer> {
+  const db = await openDatabase(config);
+  const closers: Array<() => Promise<unknown> | unknown> = [() => db.close()];
+  try {
+    const applied = await migrate(db);
+    if (applied.length) log.info({ migrations: applied }, 'database migrated');
+
+    const master = resolveMasterKey(config.masterKey, config.dataDir);
+    if (master.source === 'generated') log.warn({ path: master.path }, 'generated a master key; keep this file, or set MASTER_KEY');
+    await verifyMasterKey(db, master.key);
+    const sealingKey = deriveKey(master.key, 'signing key sealing');
+
+    const redis = config.redisUrl ? await connectRedis(config.redisUrl, config.redisPrefix) : undefined;
+    if (redis) closers.unshift(() => redis.quit());
+
+    await ensureSigningKey(db, sealingKey);
+    const retainFor = Math.max(config.idTokenLifetime, config.accessTokenLifetime);
+    const keys = await loadSigningKeys(db, sealingKey, retainFor);
+
+    const adapter = createAdapterFactory({ db, redis });
+    const engine = new EngineHolder(
+      buildProvider(
+        {
+          config,
+          jwks: keys.map((k) => k.privateJwk),
+          cookieKeys: [deriveKey(master.key, 'cookie signing')],
+          adapter,
+          // Accounts arrive with users (issue 3) and the login UI (issue 5).
+          findAccount: async () => undefined,
+        },
+        log,
+      ),
+    );
+
+    const dependencies: Dependency[] = [{ name: db.kind === 'postgres' ? 'postgres' : 'database', ping: () => db.ping() }];
+    if (redis) dependencies.push({ name: 'redis', ping: () => redis.ping() });
+
+    const app = createApp({ log, trustProxy: config.trustProxy, engine, routers: [healthRoutes(dependencies), interactionRouter()] });
+    const server = createServer(app.callback());
+    server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+
+    const sweeper = setInterval(() => {
+      deleteExpiredEngineRecords(db).catch((err) => log.warn({ err }, 'expired record sweep failed'));
+    }, SWEEP_INTERVAL_MS);
+    sweeper.unref();
+
+    const { port } = server.address() as AddressInfo;
+    const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
+
+    let stopping: Promise<void> | undefined;
+    const stop = () =>
+      (stopping ??= (async () => {
+        clearInterval(sweeper);
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const deadline = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeout * 1000).unref());
+        await Promise.race([closed, deadline]);
+        server.closeAllConnections();
+        for (const close of closers) await Promise.resolve(close()).catch(() => {});
+      })());
+
+    return { server, url, db, redis, engine, stop };
+  } catch (err) {
+    for (const close of closers) await Promise.resolve(close()).catch(() => {});
+    throw err;
+  }
+}

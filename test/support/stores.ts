@@ -1,0 +1,95 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { openDatabase, type Database } from '../../src/storage/database.ts';
+import { migrate } from '../../src/storage/migrate.ts';
+
+// Tests isolate themselves: each PostgreSQL user gets its own schema, each
+// PGlite its own temporary folder, each Redis user its own key prefix; all
+// are removed by `cleanup`.
+
+export const DATABASE_URL = process.env.DATABASE_URL || undefined;
+export const REDIS_URL = process.env.REDIS_URL || undefined;
+
+/** Reason to skip a test that needs a server this run was not given. */
+export const needsPostgres = DATABASE_URL ? false : 'DATABASE_URL is not set';
+export const needsRedis = REDIS_URL ? false : 'REDIS_URL is not set';
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${randomBytes(6).toString('hex')}`;
+}
+
+export interface TestDatabase {
+  db: Database;
+  /** The settings a server process needs to use this same database. */
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+export async function openPostgresForTest(): Promise<TestDatabase> {
+  if (!DATABASE_URL) throw new Error('DATABASE_URL is not set');
+  const schema = uniqueName('t');
+  const db = await openDatabase({ databaseUrl: DATABASE_URL, databaseSchema: schema, databasePoolSize: 4, dataDir: tmpdir() });
+  await migrate(db);
+  return {
+    db,
+    env: { DATABASE_URL, DATABASE_SCHEMA: schema },
+    async cleanup() {
+      await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await db.close();
+    },
+  };
+}
+
+export async function openPgliteForTest(): Promise<TestDatabase> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'portcullis-test-'));
+  const db = await openDatabase({ databaseSchema: 'public', databasePoolSize: 1, dataDir });
+  await migrate(db);
+  return {
+    db,
+    env: { DATA_DIR: dataDir },
+    async cleanup() {
+      await db.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Real PostgreSQL when DATABASE_URL is set, the embedded PGlite otherwise. */
+export function openTestDatabase(): Promise<TestDatabase> {
+  return DATABASE_URL ? openPostgresForTest() : openPgliteForTest();
+}
+
+export interface TestRedis {
+  redis: Redis;
+  prefix: string;
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+export async function openRedisForTest(): Promise<TestRedis> {
+  if (!REDIS_URL) throw new Error('REDIS_URL is not set');
+  const prefix = `${uniqueName('test')}:`;
+  const redis = new Redis(REDIS_URL, { keyPrefix: prefix, lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  return {
+    redis,
+    prefix,
+    env: { REDIS_URL, REDIS_PREFIX: prefix },
+    async cleanup() {
+      // SCAN patterns are not prefixed by ioredis, so match the full key.
+      const plain = new Redis(REDIS_URL, { lazyConnect: true });
+      await plain.connect();
+      let cursor = '0';
+      do {
+        const [next, keys] = await plain.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+        if (keys.length) await plain.del(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+      plain.disconnect();
+      redis.disconnect();
+    },
+  };
+}
