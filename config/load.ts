@@ -89,8 +89,9 @@ function checkUrl(name: string, value: string | undefined): void {
   }
 }
 
-export interface ConfigResult extends Omit<Config, 'masterKey'> {
+export interface ConfigResult extends Omit<Config, 'masterKey' | 'instanceDomain'> {
   masterKey?: Buffer;
+  instanceDomain: string;
 }
 
 /**
@@ -114,7 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
     const key = error.instancePath.slice(1).split('/')[0] ?? '';
     const setting = settings.find((s) => s.key === key);
     const name = setting?.env ?? (key || 'configuration');
-    const shown = setting?.key === 'masterKey' || setting?.key === 'databaseUrl' || setting?.key === 'redisUrl' ? '' : ` (got ${JSON.stringify(raw[key])})`;
+    const shown = setting?.secret ? '' : ` (got ${JSON.stringify(raw[key])})`;
     throw new ConfigError(`${name} ${error.message ?? 'is invalid'}${shown}`);
   }
 
@@ -123,5 +124,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
   checkUrl('REDIS_URL', config.redisUrl);
   const issuer = checkIssuer(config.issuer ?? `http://localhost:${config.port}`);
   const masterKey = config.masterKey === undefined ? undefined : decodeMasterKey(config.masterKey);
-  return { ...config, issuer, masterKey };
+  const instanceDomain = (config.instanceDomain ?? new URL(issuer).hostname).toLowerCase();
+  return { ...config, issuer, masterKey, instanceDomain };
 }

@@ -10,6 +10,8 @@ export interface Setting {
   description: string;
   /** Accepts `90`, `90s`, `15m`, `12h` or `30d`; stored as seconds. */
   duration?: true;
+  /** Never echoed in an error message. */
+  secret?: true;
 }
 
 export interface Config {
@@ -34,6 +36,10 @@ export interface Config {
   sessionIdleLifetime: number;
   interactionLifetime: number;
   shutdownTimeout: number;
+  instanceDomain?: string;
+  instanceOrgName: string;
+  adminPassword?: string;
+  passwordMinLength: number;
 }
 
 const duration = { type: 'integer', minimum: 1 };
@@ -43,12 +49,12 @@ export const settings: Setting[] = [
   { key: 'host', env: 'HOST', schema: { type: 'string', minLength: 1, default: '0.0.0.0' }, description: 'Interface to bind' },
   { key: 'issuer', env: 'ISSUER', schema: { type: 'string', format: 'uri' }, description: 'Public base URL, e.g. `https://id.example.com` (default `http://localhost:{PORT}`); no path, query or fragment' },
   { key: 'dataDir', env: 'DATA_DIR', schema: { type: 'string', minLength: 1, default: './data' }, description: 'Folder for the embedded database, the generated master key and first-start credentials' },
-  { key: 'databaseUrl', env: 'DATABASE_URL', schema: { type: 'string', pattern: '^postgres(ql)?://' }, description: 'PostgreSQL URL (`postgres://user:pass@host:5432/db`); unset: embedded PGlite in `DATA_DIR`' },
+  { key: 'databaseUrl', env: 'DATABASE_URL', schema: { type: 'string', pattern: '^postgres(ql)?://' }, description: 'PostgreSQL URL (`postgres://user:pass@host:5432/db`); unset: embedded PGlite in `DATA_DIR`', secret: true },
   { key: 'databaseSchema', env: 'DATABASE_SCHEMA', schema: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$', default: 'public' }, description: 'PostgreSQL schema holding our tables (created if missing)' },
   { key: 'databasePoolSize', env: 'DATABASE_POOL_SIZE', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 10 }, description: 'Connections per node in the PostgreSQL pool' },
-  { key: 'redisUrl', env: 'REDIS_URL', schema: { type: 'string', pattern: '^rediss?://' }, description: 'Redis URL (`redis://host:6379/0`); unset: short-lived records go to PostgreSQL' },
+  { key: 'redisUrl', env: 'REDIS_URL', schema: { type: 'string', pattern: '^rediss?://' }, description: 'Redis URL (`redis://host:6379/0`); unset: short-lived records go to PostgreSQL', secret: true },
   { key: 'redisPrefix', env: 'REDIS_PREFIX', schema: { type: 'string', pattern: '^[A-Za-z0-9:_.-]{0,64}$', default: 'portcullis:' }, description: 'Prefix of every Redis key we write' },
-  { key: 'masterKey', env: 'MASTER_KEY', schema: { type: 'string' }, description: '32 bytes as 64 hex characters or base64; encrypts private keys at rest. Unset: generated once into `DATA_DIR/master.key`. Every node must share it' },
+  { key: 'masterKey', env: 'MASTER_KEY', schema: { type: 'string' }, description: '32 bytes as 64 hex characters or base64; encrypts private keys at rest. Unset: generated once into `DATA_DIR/master.key`. Every node must share it', secret: true },
   { key: 'trustProxy', env: 'TRUST_PROXY', schema: { type: 'boolean', default: false }, description: 'Honour `X-Forwarded-*` from a TLS-terminating proxy' },
   { key: 'logLevel', env: 'LOG_LEVEL', schema: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' }, description: 'Log level (JSON lines on stdout)' },
   { key: 'jwksMaxAge', env: 'JWKS_MAX_AGE', schema: { ...duration, default: 300 }, description: '`Cache-Control: max-age` of `/oauth/v2/keys`', duration: true },
@@ -59,5 +65,9 @@ export const settings: Setting[] = [
   { key: 'refreshTokenAbsoluteLifetime', env: 'REFRESH_TOKEN_ABSOLUTE_LIFETIME', schema: { ...duration, default: 7776000 }, description: 'Refresh token lifetime from the first login', duration: true },
   { key: 'sessionIdleLifetime', env: 'SESSION_IDLE_LIFETIME', schema: { ...duration, default: 86400 }, description: 'Login session lifetime without use', duration: true },
   { key: 'interactionLifetime', env: 'INTERACTION_LIFETIME', schema: { ...duration, default: 3600 }, description: 'Time a user has to finish a login page flow', duration: true },
+  { key: 'instanceDomain', env: 'INSTANCE_DOMAIN', schema: { type: 'string', format: 'hostname', maxLength: 200 }, description: 'Domain under which org domains are generated (`{org-slug}.{INSTANCE_DOMAIN}`); default: the ISSUER host' },
+  { key: 'instanceOrgName', env: 'INSTANCE_ORG_NAME', schema: { type: 'string', minLength: 1, maxLength: 200, default: 'Default' }, description: 'Name of the first org, created on first start' },
+  { key: 'adminPassword', env: 'ADMIN_PASSWORD', schema: { type: 'string', minLength: 8, maxLength: 1024 }, description: 'Password of the first admin user `admin@{first org domain}`; unset: generated into `DATA_DIR/admin.password`', secret: true },
+  { key: 'passwordMinLength', env: 'PASSWORD_MIN_LENGTH', schema: { type: 'integer', minimum: 1, maximum: 128, default: 8 }, description: 'Password policy: minimum length of human passwords' },
   { key: 'shutdownTimeout', env: 'SHUTDOWN_TIMEOUT', schema: { ...duration, default: 10 }, description: 'Seconds to finish in-flight requests on SIGTERM', duration: true },
 ];

@@ -15,6 +15,11 @@ import { EngineHolder } from './engine/engine-holder.ts';
 import { healthRoutes, type Dependency } from './http/health.ts';
 import { interactionRouter } from '../interactions/index.ts';
 import { createApp } from './app.ts';
+import { adminRouter } from './admin/router.ts';
+import { patVerifier } from './queries/verify-pat.ts';
+import { firstStart } from './commands/first-start.ts';
+import { InvalidArgument } from './domain/errors.ts';
+import { ConfigError } from '../config/load.ts';
 
 export interface RunningServer {
   server: Server;
@@ -44,6 +49,18 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const redis = config.redisUrl ? await connectRedis(config.redisUrl, config.redisPrefix) : undefined;
     if (redis) closers.unshift(() => redis.quit());
 
+    const secretKey = deriveKey(master.key, 'secret digests');
+    const orgSettings = { instanceDomain: config.instanceDomain, passwordPolicy: { minLength: config.passwordMinLength } };
+    const created = await firstStart(db, { ...orgSettings, instanceOrgName: config.instanceOrgName, adminPassword: config.adminPassword, dataDir: config.dataDir, secretKey }).catch((err) => {
+      throw err instanceof InvalidArgument ? new ConfigError(`ADMIN_PASSWORD breaks the password policy: ${err.violations[0]?.description ?? err.message}`) : err;
+    });
+    if (created) {
+      log.info(
+        { adminLoginName: created.adminLoginName, patFile: created.files.pat, keyFile: created.files.key, passwordFile: created.files.password },
+        'first start: created the instance; admin credentials written to DATA_DIR (mode 0600)',
+      );
+    }
+
     await ensureSigningKey(db, sealingKey);
     const retainFor = Math.max(config.idTokenLifetime, config.accessTokenLifetime);
     const keys = await loadSigningKeys(db, sealingKey, retainFor);
@@ -66,7 +83,16 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const dependencies: Dependency[] = [{ name: db.kind === 'postgres' ? 'postgres' : 'database', ping: () => db.ping() }];
     if (redis) dependencies.push({ name: 'redis', ping: () => redis.ping() });
 
-    const app = createApp({ log, trustProxy: config.trustProxy, engine, routers: [healthRoutes(dependencies), interactionRouter()] });
+    const app = createApp({
+      log,
+      trustProxy: config.trustProxy,
+      engine,
+      routers: [
+        healthRoutes(dependencies),
+        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey)] }),
+        interactionRouter(),
+      ],
+    });
     const server = createServer(app.callback());
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {

@@ -1,0 +1,127 @@
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import type { Database, Queryable } from '../src/storage/database.ts';
+
+interface RecordRow {
+  payload: AdapterPayload;
+  consumed: number | null;
+}
+
+// Expiry is checked in SQL, not by deleting on read: a record past its
+// `expires_at` is invisible at once, and the sweeper removes it later.
+// `consumed` is whole unix seconds, cast to float8 so both drivers return a
+// plain number (bigint and numeric come back as strings or BigInt).
+const FIND_BY_ID = `
+  SELECT payload, floor(extract(epoch FROM consumed_at))::float8 AS consumed
+    FROM engine_records
+   WHERE model = $1 AND id = $2 AND (expires_at IS NULL OR expires_at > now())`;
+
+const FIND_BY_UID = `
+  SELECT payload, floor(extract(epoch FROM consumed_at))::float8 AS consumed
+    FROM engine_records
+   WHERE model = $1 AND uid = $2 AND (expires_at IS NULL OR expires_at > now())
+   LIMIT 1`;
+
+const FIND_BY_USER_CODE = `
+  SELECT payload, floor(extract(epoch FROM consumed_at))::float8 AS consumed
+    FROM engine_records
+   WHERE model = $1 AND user_code = $2 AND (expires_at IS NULL OR expires_at > now())
+   LIMIT 1`;
+
+// An upsert replaces the whole record, consumption included, as the engine
+// expects from a save: whatever it re-saves is the new truth.
+const UPSERT = `
+  INSERT INTO engine_records (model, id, payload, grant_id, uid, user_code, expires_at, consumed_at)
+  VALUES ($1, $2, $3::jsonb, $4, $5, $6, now() + $7::float8 * interval '1 second', NULL)
+  ON CONFLICT (model, id) DO UPDATE SET
+    payload = EXCLUDED.payload,
+    grant_id = EXCLUDED.grant_id,
+    uid = EXCLUDED.uid,
+    user_code = EXCLUDED.user_code,
+    expires_at = EXCLUDED.expires_at,
+    consumed_at = NULL`;
+
+const CONSUME = 'UPDATE engine_records SET consumed_at = now() WHERE model = $1 AND id = $2';
+
+const DESTROY = 'DELETE FROM engine_records WHERE model = $1 AND id = $2';
+
+const REVOKE_BY_GRANT_ID = 'DELETE FROM engine_records WHERE model = $1 AND grant_id = $2';
+
+// The batch is picked by ctid (a TID scan, no second index lookup). The outer
+// expiry test is not redundant: PostgreSQL re-evaluates it on the newest
+// version of a row that a concurrent upsert renewed, so that row survives.
+const DELETE_EXPIRED = `
+  DELETE FROM engine_records
+   WHERE ctid = ANY (ARRAY(
+           SELECT ctid FROM engine_records WHERE expires_at <= now() LIMIT $1))
+     AND expires_at <= now()`;
+
+function toPayload(row: RecordRow | undefined): AdapterPayload | undefined {
+  if (!row) return undefined;
+  // The engine only tests `consumed` for truthiness; the time is kept for audit.
+  return row.consumed === null ? row.payload : { ...row.payload, consumed: row.consumed };
+}
+
+/**
+ * oidc-provider storage in the `engine_records` table. Each adapter owns the
+ * rows of one model; the model is part of every key and every statement.
+ */
+export class PostgresAdapter implements Adapter {
+  readonly model: string;
+  readonly db: Database;
+
+  constructor(model: string, db: Database) {
+    this.model = model;
+    this.db = db;
+  }
+
+  async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+    await this.db.query(UPSERT, [
+      this.model,
+      id,
+      JSON.stringify(payload),
+      payload.grantId ?? null,
+      payload.uid ?? null,
+      payload.userCode ?? null,
+      expiresIn || null,
+    ]);
+  }
+
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    return this.findOne(FIND_BY_ID, id);
+  }
+
+  async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    return this.findOne(FIND_BY_UID, uid);
+  }
+
+  async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+    return this.findOne(FIND_BY_USER_CODE, userCode);
+  }
+
+  async consume(id: string): Promise<void> {
+    await this.db.query(CONSUME, [this.model, id]);
+  }
+
+  async destroy(id: string): Promise<void> {
+    await this.db.query(DESTROY, [this.model, id]);
+  }
+
+  async revokeByGrantId(grantId: string): Promise<void> {
+    await this.db.query(REVOKE_BY_GRANT_ID, [this.model, grantId]);
+  }
+
+  private async findOne(sql: string, value: string): Promise<AdapterPayload | undefined> {
+    const { rows } = await this.db.query<RecordRow>(sql, [this.model, value]);
+    return toPayload(rows[0]);
+  }
+}
+
+/**
+ * Deletes up to `limit` expired records and returns how many went. Bounded so
+ * a sweeper run after a long outage holds locks briefly; call it again while
+ * it returns `limit`.
+ */
+export async function deleteExpiredEngineRecords(db: Queryable, limit = 1000): Promise<number> {
+  const { rowCount } = await db.query(DELETE_EXPIRED, [limit]);
+  return rowCount;
+}

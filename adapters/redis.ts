@@ -1,0 +1,149 @@
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import type { ChainableCommander, Redis } from 'ioredis';
+
+// Sets `consumed` only on a record that still exists: a plain HSET on a
+// record that just expired would recreate it as a key without TTL.
+const CONSUME_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return redis.call('HSET', KEYS[1], 'consumed', ARGV[1])
+end
+return 0`;
+
+function epochSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+/** EXPIRE takes whole seconds; a falsy expiresIn means the record never expires. */
+function ttlSeconds(expiresIn: number | undefined): number | undefined {
+  return expiresIn ? Math.ceil(expiresIn) : undefined;
+}
+
+/** EXEC reports a failed command in its result list instead of rejecting. */
+async function execAll(multi: ChainableCommander): Promise<void> {
+  const results = await multi.exec();
+  const failure = results?.find(([err]) => err);
+  if (failure) throw failure[0];
+}
+
+function toPayload(hash: Record<string, string>): AdapterPayload | undefined {
+  if (hash.payload === undefined) return undefined;
+  const payload = JSON.parse(hash.payload) as AdapterPayload;
+  // The engine only tests `consumed` for truthiness; the time is kept for audit.
+  return hash.consumed === undefined ? payload : { ...payload, consumed: Number(hash.consumed) };
+}
+
+/**
+ * oidc-provider storage in Redis. A record is the hash `{model}:{id}` (field
+ * `payload`, and `consumed` once consumed) carrying the record's TTL, so
+ * Redis itself drops expired records. Secondary look-ups go through index
+ * keys that share that TTL: `{model}:uid:{uid}`, `{model}:userCode:{code}`
+ * and the set `{model}:grant:{grantId}` of record ids.
+ *
+ * The client's `keyPrefix` is applied by ioredis to every key argument, so
+ * keys here never carry it, and set members are bare ids, not keys.
+ */
+export class RedisAdapter implements Adapter {
+  readonly model: string;
+  readonly redis: Redis;
+
+  constructor(model: string, redis: Redis) {
+    this.model = model;
+    this.redis = redis;
+  }
+
+  async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+    const key = this.recordKey(id);
+    const ttl = ttlSeconds(expiresIn);
+    // DEL first so a re-save never keeps a `consumed` field or a stale TTL.
+    const multi = this.redis.multi().del(key).hset(key, 'payload', JSON.stringify(payload));
+    if (ttl) multi.expire(key, ttl);
+    if (payload.grantId) this.addToGrant(multi, payload.grantId, id, ttl);
+    if (payload.uid) this.setIndex(multi, this.uidKey(payload.uid), id, ttl);
+    if (payload.userCode) this.setIndex(multi, this.userCodeKey(payload.userCode), id, ttl);
+    await execAll(multi);
+  }
+
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    return toPayload(await this.redis.hgetall(this.recordKey(id)));
+  }
+
+  async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    return this.findByIndex(this.uidKey(uid));
+  }
+
+  async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+    return this.findByIndex(this.userCodeKey(userCode));
+  }
+
+  async consume(id: string): Promise<void> {
+    await this.redis.eval(CONSUME_SCRIPT, 1, this.recordKey(id), epochSeconds());
+  }
+
+  async destroy(id: string): Promise<void> {
+    const key = this.recordKey(id);
+    const stored = await this.redis.hget(key, 'payload');
+    const multi = this.redis.multi().del(key);
+    if (stored) {
+      const { grantId, uid, userCode } = JSON.parse(stored) as AdapterPayload;
+      if (grantId) multi.srem(this.grantKey(grantId), id);
+      if (uid) multi.del(this.uidKey(uid));
+      if (userCode) multi.del(this.userCodeKey(userCode));
+    }
+    await execAll(multi);
+  }
+
+  /**
+   * Removes this model's records of the grant only: the engine calls this on
+   * each model's adapter in turn. SREM of the ids read (rather than DEL of the
+   * set) keeps a record added to the grant in the meantime revocable.
+   */
+  async revokeByGrantId(grantId: string): Promise<void> {
+    const grantKey = this.grantKey(grantId);
+    const ids = await this.redis.smembers(grantKey);
+    if (ids.length === 0) return;
+    await execAll(
+      this.redis
+        .multi()
+        .del(...ids.map((id) => this.recordKey(id)))
+        .srem(grantKey, ...ids),
+    );
+  }
+
+  private async findByIndex(indexKey: string): Promise<AdapterPayload | undefined> {
+    const id = await this.redis.get(indexKey);
+    return id ? this.find(id) : undefined;
+  }
+
+  /**
+   * The grant set must live at least as long as its longest-lived record:
+   * NX gives a new set this record's TTL, GT only ever extends it. A record
+   * without TTL makes the set permanent.
+   */
+  private addToGrant(multi: ChainableCommander, grantId: string, id: string, ttl: number | undefined): void {
+    const grantKey = this.grantKey(grantId);
+    multi.sadd(grantKey, id);
+    if (ttl) multi.expire(grantKey, ttl, 'NX').expire(grantKey, ttl, 'GT');
+    else multi.persist(grantKey);
+  }
+
+  private setIndex(multi: ChainableCommander, indexKey: string, id: string, ttl: number | undefined): void {
+    if (ttl) multi.set(indexKey, id, 'EX', ttl);
+    else multi.set(indexKey, id);
+  }
+
+  private recordKey(id: string): string {
+    return `${this.model}:${id}`;
+  }
+
+  private grantKey(grantId: string): string {
+    return `${this.model}:grant:${grantId}`;
+  }
+
+  private uidKey(uid: string): string {
+    return `${this.model}:uid:${uid}`;
+  }
+
+  private userCodeKey(userCode: string): string {
+    return `${this.model}:userCode:${userCode}`;
+  }
+}

@@ -1,0 +1,46 @@
+import type { Middleware } from 'koa';
+import type { Logger } from '../logger.ts';
+import { AlreadyExists, InvalidArgument, NotFound, PayloadTooLarge, PermissionDenied, Unauthenticated } from '../domain/errors.ts';
+
+/** SEED 2.7 / SPEC 3: the gRPC-gateway error body. */
+export interface ApiErrorBody {
+  code: number;
+  message: string;
+  details: Array<{ '@type': string; [field: string]: unknown }>;
+}
+
+const BAD_REQUEST = 'type.googleapis.com/google.rpc.BadRequest';
+const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
+
+function info(reason: string): ApiErrorBody['details'][number] {
+  return { '@type': ERROR_INFO, reason, domain: 'portcullis' };
+}
+
+/** The one place where errors become status codes and bodies. */
+export function toWire(err: unknown, requestId: string): { status: number; body: ApiErrorBody; authenticate?: boolean } {
+  if (err instanceof InvalidArgument) {
+    const details = err.violations.length ? [{ '@type': BAD_REQUEST, fieldViolations: err.violations }] : [info('INVALID_ARGUMENT')];
+    return { status: 400, body: { code: 3, message: err.message, details } };
+  }
+  if (err instanceof PayloadTooLarge) return { status: 413, body: { code: 3, message: err.message, details: [info('PAYLOAD_TOO_LARGE')] } };
+  if (err instanceof Unauthenticated) return { status: 401, body: { code: 16, message: err.message, details: [info('UNAUTHENTICATED')] }, authenticate: true };
+  if (err instanceof PermissionDenied) return { status: 403, body: { code: 7, message: err.message, details: [info('PERMISSION_DENIED')] } };
+  if (err instanceof NotFound) return { status: 404, body: { code: 5, message: err.message, details: [info('NOT_FOUND')] } };
+  if (err instanceof AlreadyExists) return { status: 409, body: { code: 6, message: err.message, details: [info('ALREADY_EXISTS')] } };
+  return { status: 500, body: { code: 13, message: `internal error (request id ${requestId})`, details: [info('INTERNAL')] } };
+}
+
+export function apiErrors(log: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new NotFound(`no API call ${ctx.method} ${ctx.path}`);
+    } catch (err) {
+      const wire = toWire(err, ctx.state.requestId);
+      if (wire.status === 500) log.error({ err, requestId: ctx.state.requestId }, 'admin API error');
+      ctx.status = wire.status;
+      ctx.body = wire.body;
+      if (wire.authenticate) ctx.set('WWW-Authenticate', 'Bearer realm="portcullis"');
+    }
+  };
+}

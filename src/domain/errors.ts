@@ -1,0 +1,44 @@
+// Typed errors of the domain, thrown anywhere and turned into the wire
+// format in one place (admin/errors.ts). Their messages are shown to callers,
+// so they never carry a secret.
+
+export interface FieldViolation {
+  field: string;
+  description: string;
+}
+
+export class DomainError extends Error {}
+
+export class InvalidArgument extends DomainError {
+  override name = 'InvalidArgument';
+  readonly violations: FieldViolation[];
+  constructor(message: string, violations: FieldViolation[] = []) {
+    super(message);
+    this.violations = violations;
+  }
+}
+
+export class Unauthenticated extends DomainError {
+  override name = 'Unauthenticated';
+}
+
+export class PermissionDenied extends DomainError {
+  override name = 'PermissionDenied';
+}
+
+export class NotFound extends DomainError {
+  override name = 'NotFound';
+}
+
+export class AlreadyExists extends DomainError {
+  override name = 'AlreadyExists';
+}
+
+/** A request body larger than the API accepts. */
+export class PayloadTooLarge extends DomainError {
+  override name = 'PayloadTooLarge';
+}
+
+export function fieldError(field: string, description: string): InvalidArgument {
+  return new InvalidArgument(`${field}: ${description}`, [{ field, description }]);
+}

@@ -1,0 +1,24 @@
+import type { Queryable } from './database.ts';
+import type { Write } from './event-log.ts';
+
+export interface Membership {
+  scope: 'instance' | 'org';
+  scope_id: string;
+  roles: string[];
+}
+
+export async function addMembership(write: Write, member: { userId: string; scope: 'instance' | 'org'; scopeId: string; roles: string[]; resourceOwner: string }): Promise<void> {
+  await write.append({
+    aggregateType: member.scope,
+    aggregateId: member.scopeId,
+    type: `${member.scope}.member.added`,
+    resourceOwner: member.resourceOwner,
+    payload: { userId: member.userId, roles: member.roles },
+  });
+  await write.tx.query('INSERT INTO memberships (user_id, scope, scope_id, roles) VALUES ($1, $2, $3, $4)', [member.userId, member.scope, member.scopeId, member.roles]);
+}
+
+export async function membershipsOf(db: Queryable, userId: string): Promise<Membership[]> {
+  const { rows } = await db.query<Membership>('SELECT scope, scope_id, roles FROM memberships WHERE user_id = $1', [userId]);
+  return rows;
+}

@@ -1,0 +1,129 @@
+import type { Queryable } from './database.ts';
+import type { Write } from './event-log.ts';
+
+export interface NewHuman {
+  id: string;
+  orgId: string;
+  userName: string;
+  firstName: string;
+  lastName: string;
+  nickName: string | null;
+  displayName: string;
+  preferredLanguage: string | null;
+  gender: string;
+  email: string;
+  emailVerified: boolean;
+  phone: string | null;
+  phoneVerified: boolean;
+  passwordHash: string | null;
+}
+
+export interface NewMachine {
+  id: string;
+  orgId: string;
+  userName: string;
+  name: string;
+  description: string | null;
+  accessTokenType: string;
+}
+
+export interface UserRow {
+  id: string;
+  org_id: string;
+  type: 'human' | 'machine';
+  user_name: string;
+  state: string;
+  first_name: string | null;
+  last_name: string | null;
+  nick_name: string | null;
+  display_name: string | null;
+  preferred_language: string | null;
+  gender: string | null;
+  email: string | null;
+  email_verified: boolean | null;
+  phone: string | null;
+  phone_verified: boolean | null;
+  name: string | null;
+  description: string | null;
+  access_token_type: string | null;
+  primary_domain: string;
+  sequence: string;
+  creation_date: Date;
+  change_date: Date;
+}
+
+export async function addHuman(write: Write, user: NewHuman): Promise<void> {
+  const sequence = await write.append({
+    aggregateType: 'user',
+    aggregateId: user.id,
+    type: 'user.human.added',
+    resourceOwner: user.orgId,
+    payload: {
+      userName: user.userName,
+      firstName: user.firstName,
+      lastName: user.lastName,
+      nickName: user.nickName,
+      displayName: user.displayName,
+      preferredLanguage: user.preferredLanguage,
+      gender: user.gender,
+      email: user.email,
+      emailVerified: user.emailVerified,
+      phone: user.phone,
+      phoneVerified: user.phoneVerified,
+      passwordSet: user.passwordHash !== null,
+    },
+  });
+  await write.tx.query(
+    `INSERT INTO users (id, org_id, type, user_name, first_name, last_name, nick_name, display_name, preferred_language, gender,
+                        email, email_verified, phone, phone_verified, password_hash, password_changed_at, sequence, creation_date, change_date)
+     VALUES ($1, $2, 'human', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, CASE WHEN $14::text IS NULL THEN NULL ELSE $15::timestamptz END, $16, $15, $15)`,
+    [user.id, user.orgId, user.userName, user.firstName, user.lastName, user.nickName, user.displayName, user.preferredLanguage, user.gender,
+      user.email, user.emailVerified, user.phone, user.phoneVerified, user.passwordHash, write.at, sequence],
+  );
+}
+
+export async function addMachine(write: Write, user: NewMachine): Promise<void> {
+  const sequence = await write.append({
+    aggregateType: 'user',
+    aggregateId: user.id,
+    type: 'user.machine.added',
+    resourceOwner: user.orgId,
+    payload: { userName: user.userName, name: user.name, description: user.description, accessTokenType: user.accessTokenType },
+  });
+  await write.tx.query(
+    `INSERT INTO users (id, org_id, type, user_name, name, description, access_token_type, sequence, creation_date, change_date)
+     VALUES ($1, $2, 'machine', $3, $4, $5, $6, $7, $8, $8)`,
+    [user.id, user.orgId, user.userName, user.name, user.description, user.accessTokenType, sequence, write.at],
+  );
+}
+
+export async function userNameTaken(db: Queryable, orgId: string, userName: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM users WHERE org_id = $1 AND lower(user_name) = lower($2)', [orgId, userName]);
+  return rows.length > 0;
+}
+
+const USER_COLUMNS = `u.id, u.org_id, u.type, u.user_name, u.state, u.first_name, u.last_name, u.nick_name, u.display_name,
+  u.preferred_language, u.gender, u.email, u.email_verified, u.phone, u.phone_verified, u.name, u.description,
+  u.access_token_type, d.domain AS primary_domain, u.sequence::text AS sequence, u.creation_date, u.change_date`;
+
+export async function findUser(db: Queryable, id: string): Promise<UserRow | undefined> {
+  const { rows } = await db.query<UserRow>(
+    `SELECT ${USER_COLUMNS} FROM users u JOIN org_domains d ON d.org_id = u.org_id AND d.is_primary WHERE u.id = $1`,
+    [id],
+  );
+  return rows[0];
+}
+
+/**
+ * Active humans a typed login name may mean: the full `userName@primaryDomain`,
+ * or a bare userName (the caller accepts it only when exactly one matches).
+ */
+export async function findHumansByLoginName(db: Queryable, login: string): Promise<Array<{ id: string; password_hash: string | null; full_match: boolean }>> {
+  const { rows } = await db.query<{ id: string; password_hash: string | null; full_match: boolean }>(
+    `SELECT u.id, u.password_hash, lower(u.user_name || '@' || d.domain) = lower($1) AS full_match FROM users u JOIN org_domains d ON d.org_id = u.org_id AND d.is_primary
+      WHERE u.type = 'human' AND u.state = 'active'
+        AND (lower(u.user_name || '@' || d.domain) = lower($1) OR lower(u.user_name) = lower($1))`,
+    [login],
+  );
+  return rows;
+}
