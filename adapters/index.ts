@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Database } from '../src/storage/database.ts';
 import { PostgresAdapter } from './postgres.ts';
 import { RedisAdapter } from './redis.ts';
+import { ClientAdapter, type ClientDirectory } from './clients.ts';
 
 export { PostgresAdapter, deleteExpiredEngineRecords } from './postgres.ts';
 export { RedisAdapter } from './redis.ts';
@@ -28,6 +29,8 @@ export const SHORT_LIVED_MODELS: ReadonlySet<string> = new Set([
 export interface AdapterStores {
   db: Database;
   redis?: Redis;
+  /** Our OIDC apps, served as the engine's `Client` model. */
+  clients?: ClientDirectory;
 }
 
 /**
@@ -40,14 +43,18 @@ export interface AdapterStores {
  * One adapter per model name is kept: they hold no state beyond the store
  * handle, and the engine may ask again whenever it is rebuilt.
  */
-export function createAdapterFactory(stores: AdapterStores): (model: string) => PostgresAdapter | RedisAdapter {
-  const adapters = new Map<string, PostgresAdapter | RedisAdapter>();
+type EngineAdapter = PostgresAdapter | RedisAdapter | ClientAdapter;
+
+export function createAdapterFactory(stores: AdapterStores): (model: string) => EngineAdapter {
+  const adapters = new Map<string, EngineAdapter>();
   return (model) => {
     let adapter = adapters.get(model);
     if (!adapter) {
-      adapter = stores.redis && SHORT_LIVED_MODELS.has(model)
-        ? new RedisAdapter(model, stores.redis)
-        : new PostgresAdapter(model, stores.db);
+      adapter = model === 'Client' && stores.clients
+        ? new ClientAdapter(stores.clients)
+        : stores.redis && SHORT_LIVED_MODELS.has(model)
+          ? new RedisAdapter(model, stores.redis)
+          : new PostgresAdapter(model, stores.db);
       adapters.set(model, adapter);
     }
     return adapter;

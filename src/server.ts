@@ -9,8 +9,10 @@ import { connectRedis } from './storage/redis.ts';
 import { deriveKey, resolveMasterKey, verifyMasterKey } from './keys/master-key.ts';
 import { ensureSigningKey, loadSigningKeys } from './keys/signing-keys.ts';
 import { createAdapterFactory } from '../adapters/index.ts';
+import { ClientDirectory } from '../adapters/clients.ts';
 import { deleteExpiredEngineRecords } from '../adapters/postgres.ts';
 import { buildProvider } from './engine/provider.ts';
+import { ENGINE_GRANT_TYPES } from './engine/configuration.ts';
 import { EngineHolder } from './engine/engine-holder.ts';
 import { healthRoutes, type Dependency } from './http/health.ts';
 import { interactionRouter } from '../interactions/index.ts';
@@ -65,13 +67,15 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const retainFor = Math.max(config.idTokenLifetime, config.accessTokenLifetime);
     const keys = await loadSigningKeys(db, sealingKey, retainFor);
 
-    const adapter = createAdapterFactory({ db, redis });
+    const clients = new ClientDirectory(db, ENGINE_GRANT_TYPES);
+    const adapter = createAdapterFactory({ db, redis, clients });
     const engine = new EngineHolder(
       buildProvider(
         {
           config,
           jwks: keys.map((k) => k.privateJwk),
           cookieKeys: [deriveKey(master.key, 'cookie signing')],
+          secretKey,
           adapter,
           // Accounts arrive with users (issue 3) and the login UI (issue 5).
           findAccount: async () => undefined,
@@ -89,7 +93,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       engine,
       routers: [
         healthRoutes(dependencies),
-        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey)] }),
+        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey)], secretKey, clients, engine }),
         interactionRouter(),
       ],
     });

@@ -3,6 +3,7 @@ import type { JWK } from 'jose';
 import type { ConfigResult } from '../../config/load.ts';
 import { CLAIMS_BY_SCOPE, SCOPES } from './claims.ts';
 import { errorPage, logoutPage, loggedOutPage } from './pages.ts';
+import { EXTRA_CLIENT_METADATA } from '../domain/apps.ts';
 
 /** The exact endpoint paths of SPEC 2. */
 export const ROUTES = {
@@ -21,11 +22,16 @@ export const INTERACTION_PATH = '/ui/login';
 export const CLIENT_AUTH_METHODS: ClientAuthMethod[] = ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'];
 export const INTROSPECTION_AUTH_METHODS: ClientAuthMethod[] = ['client_secret_basic', 'private_key_jwt'];
 
+/** Grant types the engine serves today; an app's other grant types wait for their handlers. */
+export const ENGINE_GRANT_TYPES: ReadonlySet<string> = new Set(['authorization_code', 'implicit', 'refresh_token']);
+
 export interface EngineDependencies {
   config: ConfigResult;
   /** Private signing JWKs, current key first (see keys/signing-keys.ts). */
   jwks: JWK[];
   cookieKeys: Buffer[];
+  /** Key of the keyed digests that stand in for client secrets. */
+  secretKey: Buffer;
   adapter: (model: string) => Adapter;
   findAccount: FindAccount;
 }
@@ -72,6 +78,7 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     // SEED 4.1: redirect_uri is required, even with a single registered one.
     allowOmittingSingleRegisteredRedirectUri: false,
     clientBasedCORS: clientBasedCORS as Configuration['clientBasedCORS'],
+    extraClientMetadata: { properties: [...EXTRA_CLIENT_METADATA] },
     enabledJWA: {
       idTokenSigningAlgValues: ['RS256'],
       userinfoSigningAlgValues: ['RS256'],

@@ -2,6 +2,32 @@ import Provider from 'oidc-provider';
 import type { Logger } from '../logger.ts';
 import { requestIdOf } from '../http/request-context.ts';
 import { engineConfiguration, type EngineDependencies } from './configuration.ts';
+import { digestsEqual, secretDigest } from '../security/secrets.ts';
+
+interface ClientSchema {
+  dev_mode?: boolean;
+  invalidate(message: string, code?: string): void;
+}
+
+// The engine refuses http and localhost redirect URIs for implicit web
+// clients; SPEC 3.2 allows them to apps in dev mode, so those two checks
+// (and only those) are waived when the app has devMode on.
+const DEV_MODE_WAIVERS = new Set(['implicit-force-https', 'implicit-forbid-localhost']);
+
+function applyClientRules(provider: Provider, secretKey: Buffer): void {
+  const Client = provider.Client as unknown as { prototype: { clientSecret?: string; compareClientSecret(actual: string): boolean }; Schema: { prototype: ClientSchema } };
+  // Client secrets are stored as keyed digests, never in clear: compare the
+  // digest of what the client presents with the stored one, in constant time.
+  Client.prototype.compareClientSecret = function compareClientSecret(actual: string) {
+    if (!this.clientSecret || typeof actual !== 'string') return false;
+    return digestsEqual(Buffer.from(this.clientSecret, 'base64url'), secretDigest(secretKey, actual));
+  };
+  const invalidate = Client.Schema.prototype.invalidate;
+  Client.Schema.prototype.invalidate = function waiveForDevMode(this: ClientSchema, message: string, code?: string) {
+    if (this.dev_mode && code && DEV_MODE_WAIVERS.has(code)) return;
+    invalidate.call(this, message, code);
+  };
+}
 
 // One factory builds the whole engine, because rotating signing keys means
 // building a new Provider (it snapshots its keys at construction) and
@@ -9,6 +35,7 @@ import { engineConfiguration, type EngineDependencies } from './configuration.ts
 export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   const provider = new Provider(deps.config.issuer, engineConfiguration(deps));
   provider.proxy = deps.config.trustProxy;
+  applyClientRules(provider, deps.secretKey);
 
   // SEED 4.7 lets clients cache the key set; keys are published before they
   // sign, so a cache of max-age never misses a key in use.

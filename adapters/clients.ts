@@ -1,0 +1,88 @@
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import type { Queryable } from '../src/storage/database.ts';
+import { activeAppKeys, findAppByClientId, settingsOf } from '../src/storage/apps.ts';
+import { toClientMetadata } from '../src/domain/apps.ts';
+
+/** How long a node may serve an app's settings before reading them again. */
+export const CLIENT_CACHE_TTL_MS = 3000;
+const MAX_ENTRIES = 10_000;
+
+/**
+ * The engine's clients are our OIDC apps, read from PostgreSQL. The engine
+ * looks its client up on every request, so apps are cached briefly — unknown
+ * ids too, so garbage client_ids cannot flood the database. A write on this
+ * node invalidates at once; other nodes see it when the entry ages out,
+ * within CLIENT_CACHE_TTL_MS (SPEC: every node within 5 seconds).
+ */
+export class ClientDirectory {
+  #db: Queryable;
+  #engineGrantTypes: ReadonlySet<string>;
+  #cache = new Map<string, { metadata: AdapterPayload | undefined; expiresAt: number }>();
+
+  constructor(db: Queryable, engineGrantTypes: ReadonlySet<string>) {
+    this.#db = db;
+    this.#engineGrantTypes = engineGrantTypes;
+  }
+
+  async find(clientId: string): Promise<AdapterPayload | undefined> {
+    const now = Date.now();
+    const hit = this.#cache.get(clientId);
+    if (hit && hit.expiresAt > now) return hit.metadata;
+    const metadata = await this.#load(clientId);
+    if (this.#cache.size >= MAX_ENTRIES) this.#cache.clear();
+    this.#cache.set(clientId, { metadata, expiresAt: now + CLIENT_CACHE_TTL_MS });
+    return metadata;
+  }
+
+  invalidate(clientId: string): void {
+    this.#cache.delete(clientId);
+  }
+
+  async #load(clientId: string): Promise<AdapterPayload | undefined> {
+    if (clientId.length > 200) return undefined;
+    const app = await findAppByClientId(this.#db, clientId);
+    if (!app) return undefined;
+    const publicKeys = app.auth_method === 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT' ? await activeAppKeys(this.#db, app.id) : [];
+    return toClientMetadata(
+      {
+        clientId: app.client_id,
+        projectId: app.project_id,
+        orgId: app.org_id,
+        settings: settingsOf(app),
+        secretDigest: app.secret_digest ? Buffer.from(app.secret_digest).toString('base64url') : null,
+        publicKeys,
+      },
+      this.#engineGrantTypes,
+    ) as AdapterPayload;
+  }
+}
+
+/** The engine's `Client` adapter: reads only, since dynamic registration is off. */
+export class ClientAdapter implements Adapter {
+  #directory: ClientDirectory;
+
+  constructor(directory: ClientDirectory) {
+    this.#directory = directory;
+  }
+
+  find(id: string): Promise<AdapterPayload | undefined> {
+    return this.#directory.find(id);
+  }
+
+  async upsert(): Promise<void> {
+    throw new Error('clients are managed through the management API');
+  }
+
+  async destroy(): Promise<void> {
+    throw new Error('clients are managed through the management API');
+  }
+
+  async consume(): Promise<void> {}
+  async findByUid(): Promise<undefined> {
+    return undefined;
+  }
+  async findByUserCode(): Promise<undefined> {
+    return undefined;
+  }
+  async revokeByGrantId(): Promise<void> {}
+}

@@ -1,0 +1,49 @@
+import { ACCESS_TOKEN_TYPES, APP_TYPES, AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES } from '../domain/apps.ts';
+
+const uriList = { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 2000 } };
+const enumList = (values: string[]) => ({ type: 'array', minItems: 1, maxItems: values.length, uniqueItems: true, items: { type: 'string', enum: values } });
+
+const appProperties = {
+  name: { type: 'string', minLength: 1, maxLength: 200 },
+  redirectUris: uriList,
+  postLogoutRedirectUris: uriList,
+  responseTypes: enumList(Object.keys(RESPONSE_TYPES)),
+  grantTypes: enumList(Object.keys(GRANT_TYPES)),
+  appType: { type: 'string', enum: [...APP_TYPES] },
+  authMethodType: { type: 'string', enum: Object.keys(AUTH_METHODS) },
+  accessTokenType: { type: 'string', enum: Object.keys(ACCESS_TOKEN_TYPES) },
+  idTokenUserinfoAssertion: { type: 'boolean' },
+  accessTokenRoleAssertion: { type: 'boolean' },
+  idTokenRoleAssertion: { type: 'boolean' },
+  devMode: { type: 'boolean' },
+};
+
+export const createAppSchema = { type: 'object', additionalProperties: false, required: ['name'], properties: appProperties };
+export const changeAppSchema = { type: 'object', additionalProperties: false, minProperties: 1, properties: appProperties };
+
+export const projectSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: { name: { type: 'string', minLength: 1, maxLength: 200 } },
+};
+
+export const projectRoleSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['roleKey'],
+  properties: {
+    roleKey: { type: 'string', minLength: 1, maxLength: 200, pattern: '^\\S+$', description: 'must not contain whitespace' },
+    displayName: { type: 'string', maxLength: 200 },
+  },
+};
+
+export const appKeySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type'],
+  properties: {
+    type: { type: 'string', enum: ['KEY_TYPE_JSON'] },
+    expirationDate: { type: 'string', format: 'date-time', description: 'must be an ISO 8601 date-time such as 2030-01-01T00:00:00Z' },
+  },
+};

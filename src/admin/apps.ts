@@ -1,0 +1,36 @@
+import Router from '@koa/router';
+import type { Principal } from '../domain/roles.ts';
+import type { AppSettings } from '../domain/apps.ts';
+import { addOidcAppKey, changeOidcApp, createOidcApp, getOidcApp, removeOidcApp, type AppDeps } from '../commands/apps.ts';
+import { actingOrgId } from './org-context.ts';
+import { validator } from './validate.ts';
+import { appKeySchema, changeAppSchema, createAppSchema } from './app-schemas.ts';
+
+const parseCreate = validator<Partial<AppSettings> & { name: string }>(createAppSchema);
+const parseChange = validator<Partial<AppSettings>>(changeAppSchema);
+const parseKey = validator<{ type: 'KEY_TYPE_JSON'; expirationDate?: string }>(appKeySchema);
+
+/** OIDC apps of a project: the engine's clients (SPEC 3.2). */
+export function appRoutes(deps: AppDeps): Router {
+  const router = new Router({ prefix: '/management/v1/projects/:projectId/apps' });
+  const principal = (ctx: { state: Record<string, unknown> }) => ctx.state.principal as Principal;
+  router.post('/oidc', async (ctx) => {
+    const input = parseCreate(ctx.request.body);
+    ctx.body = await createOidcApp(deps, principal(ctx), await actingOrgId(ctx, deps.db), ctx.params.projectId!, input);
+  });
+  router.get('/:appId', async (ctx) => {
+    ctx.body = { app: await getOidcApp(deps, principal(ctx), await actingOrgId(ctx, deps.db), ctx.params.projectId!, ctx.params.appId!) };
+  });
+  router.put('/:appId', async (ctx) => {
+    const patch = parseChange(ctx.request.body);
+    ctx.body = await changeOidcApp(deps, principal(ctx), await actingOrgId(ctx, deps.db), ctx.params.projectId!, ctx.params.appId!, patch);
+  });
+  router.delete('/:appId', async (ctx) => {
+    ctx.body = await removeOidcApp(deps, principal(ctx), await actingOrgId(ctx, deps.db), ctx.params.projectId!, ctx.params.appId!);
+  });
+  router.post('/:appId/keys', async (ctx) => {
+    const input = parseKey(ctx.request.body);
+    ctx.body = await addOidcAppKey(deps, principal(ctx), await actingOrgId(ctx, deps.db), ctx.params.projectId!, ctx.params.appId!, input);
+  });
+  return router;
+}

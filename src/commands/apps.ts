@@ -1,0 +1,143 @@
+import type { Database } from '../storage/database.ts';
+import { beginWrite, readDetails, writeDetails, type WriteDetails } from '../storage/event-log.ts';
+import { addApp, addAppKey, changeApp, findApp, removeApp, settingsOf, type AppRow } from '../storage/apps.ts';
+import { APP_DEFAULTS, appViolations, needsSecret, toClientMetadata, type AppSettings } from '../domain/apps.ts';
+import { InvalidArgument, NotFound, fieldError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import type { Principal } from '../domain/roles.ts';
+import { generateSecret, secretDigest } from '../security/secrets.ts';
+import { generateMachineKeyPair } from '../security/machine-keys.ts';
+import { ENGINE_GRANT_TYPES } from '../engine/configuration.ts';
+import type { EngineHolder } from '../engine/engine-holder.ts';
+import type { ClientDirectory } from '../../adapters/clients.ts';
+import { projectOfOrg, requireOrgOwner } from './projects.ts';
+
+export interface AppDeps {
+  db: Database;
+  engine: EngineHolder;
+  clients: ClientDirectory;
+  secretKey: Buffer;
+}
+
+/** SPEC 3.2 view of an app: its settings and ids, never its secret. */
+export interface AppView extends AppSettings {
+  appId: string;
+  projectId: string;
+  clientId: string;
+  details: WriteDetails;
+}
+
+function toView(row: AppRow): AppView {
+  return { appId: row.id, projectId: row.project_id, clientId: row.client_id, ...settingsOf(row), details: readDetails(row, row.org_id) };
+}
+
+const ENGINE_FIELD: Array<[RegExp, string]> = [
+  [/^post_logout_redirect_uris/, 'postLogoutRedirectUris'],
+  [/^redirect_uris/, 'redirectUris'],
+  [/^response_types/, 'responseTypes'],
+  [/^grant_types/, 'grantTypes'],
+  [/^token_endpoint_auth_method/, 'authMethodType'],
+];
+
+/**
+ * Our rules first (they name the field precisely), then the engine's own
+ * client validation, so that no app is stored that the engine would refuse.
+ */
+async function checkSettings(deps: AppDeps, settings: AppSettings, clientId: string): Promise<void> {
+  const violations = appViolations(settings);
+  if (violations.length) throw new InvalidArgument(`invalid app: ${violations.map((v) => `${v.field} ${v.description}`).join('; ')}`, violations);
+  const metadata = toClientMetadata(
+    { clientId, projectId: 'check', orgId: 'check', settings, secretDigest: needsSecret(settings.authMethodType) ? 'check' : null, publicKeys: [] },
+    ENGINE_GRANT_TYPES,
+  );
+  try {
+    await deps.engine.provider.Client.validate(metadata as never);
+  } catch (err) {
+    const description = (err as { error_description?: string }).error_description ?? 'is not accepted by the OIDC engine';
+    const field = ENGINE_FIELD.find(([pattern]) => pattern.test(description))?.[1] ?? 'app';
+    throw fieldError(field, description);
+  }
+}
+
+async function appOfProject(deps: AppDeps, orgId: string, projectId: string, appId: string): Promise<AppRow> {
+  await projectOfOrg(deps.db, orgId, projectId);
+  const app = await findApp(deps.db, appId);
+  if (!app || app.project_id !== projectId) throw new NotFound('app not found');
+  return app;
+}
+
+export async function createOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, input: Partial<AppSettings> & { name: string }) {
+  requireOrgOwner(actor, orgId);
+  await projectOfOrg(deps.db, orgId, projectId);
+  const settings: AppSettings = { ...APP_DEFAULTS, ...input };
+  const appId = newId();
+  const clientId = newId();
+  await checkSettings(deps, settings, clientId);
+  const clientSecret = needsSecret(settings.authMethodType) ? generateSecret() : undefined;
+
+  const details = await deps.db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor.userId);
+    await projectOfOrg(tx, orgId, projectId);
+    await addApp(write, { id: appId, projectId, orgId, clientId, settings, secretDigest: clientSecret ? secretDigest(deps.secretKey, clientSecret) : null });
+    return writeDetails(write, orgId);
+  });
+  deps.clients.invalidate(clientId);
+  return { appId, clientId, ...(clientSecret ? { clientSecret } : {}), details };
+}
+
+/**
+ * Changes some settings of an app; the result is checked as a whole. An app
+ * switched to a secret-based method without a secret gets one (returned once).
+ */
+export async function changeOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string, patch: Partial<AppSettings>) {
+  requireOrgOwner(actor, orgId);
+  const app = await appOfProject(deps, orgId, projectId, appId);
+  const settings: AppSettings = { ...settingsOf(app), ...patch };
+  await checkSettings(deps, settings, app.client_id);
+  const clientSecret = needsSecret(settings.authMethodType) && !app.secret_digest ? generateSecret() : undefined;
+
+  const details = await deps.db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor.userId);
+    await changeApp(write, { id: appId, projectId, orgId, settings, ...(clientSecret ? { secretDigest: secretDigest(deps.secretKey, clientSecret) } : {}) });
+    return writeDetails(write, orgId);
+  });
+  deps.clients.invalidate(app.client_id);
+  return { ...(clientSecret ? { clientSecret } : {}), details };
+}
+
+export async function removeOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string) {
+  requireOrgOwner(actor, orgId);
+  const app = await appOfProject(deps, orgId, projectId, appId);
+  const details = await deps.db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor.userId);
+    await removeApp(write, { id: appId, projectId, orgId });
+    return writeDetails(write, orgId);
+  });
+  deps.clients.invalidate(app.client_id);
+  return { details };
+}
+
+export async function getOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string): Promise<AppView> {
+  requireOrgOwner(actor, orgId);
+  return toView(await appOfProject(deps, orgId, projectId, appId));
+}
+
+/** SPEC 2.3: a key pair for private_key_jwt; the private key is returned once in the key file. */
+export async function addOidcAppKey(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string, input: { expirationDate?: string }) {
+  requireOrgOwner(actor, orgId);
+  const app = await appOfProject(deps, orgId, projectId, appId);
+  if (app.auth_method !== 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') throw fieldError('authMethodType', 'keys are for apps using OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT');
+  const expiresAt = input.expirationDate ? new Date(input.expirationDate) : null;
+  if (expiresAt && expiresAt.getTime() <= Date.now()) throw fieldError('expirationDate', 'must be in the future');
+  const keyId = newId();
+  const { privatePem, publicJwk } = await generateMachineKeyPair(keyId);
+
+  const details = await deps.db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor.userId);
+    await addAppKey(write, { id: keyId, appId, projectId, orgId, publicJwk, expiresAt });
+    return writeDetails(write, orgId);
+  });
+  deps.clients.invalidate(app.client_id);
+  const keyFile = JSON.stringify({ type: 'application', keyId, key: privatePem, appId, clientId: app.client_id });
+  return { id: keyId, keyDetails: Buffer.from(keyFile).toString('base64'), ...(expiresAt ? { expirationDate: expiresAt.toISOString() } : {}), details };
+}

@@ -1,0 +1,178 @@
+import type { FieldViolation } from './errors.ts';
+
+export const RESPONSE_TYPES = {
+  OIDC_RESPONSE_TYPE_CODE: 'code',
+  OIDC_RESPONSE_TYPE_ID_TOKEN: 'id_token',
+  OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN: 'id_token token',
+} as const;
+
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+
+export const GRANT_TYPES = {
+  OIDC_GRANT_TYPE_AUTHORIZATION_CODE: 'authorization_code',
+  OIDC_GRANT_TYPE_IMPLICIT: 'implicit',
+  OIDC_GRANT_TYPE_REFRESH_TOKEN: 'refresh_token',
+  OIDC_GRANT_TYPE_TOKEN_EXCHANGE: TOKEN_EXCHANGE_GRANT,
+} as const;
+
+export const APP_TYPES = ['OIDC_APP_TYPE_WEB', 'OIDC_APP_TYPE_USER_AGENT', 'OIDC_APP_TYPE_NATIVE'] as const;
+
+export const AUTH_METHODS = {
+  OIDC_AUTH_METHOD_TYPE_BASIC: 'client_secret_basic',
+  OIDC_AUTH_METHOD_TYPE_POST: 'client_secret_post',
+  OIDC_AUTH_METHOD_TYPE_NONE: 'none',
+  OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT: 'private_key_jwt',
+} as const;
+
+export const ACCESS_TOKEN_TYPES = { OIDC_TOKEN_TYPE_BEARER: 'opaque', OIDC_TOKEN_TYPE_JWT: 'jwt' } as const;
+
+export type ResponseType = keyof typeof RESPONSE_TYPES;
+export type GrantType = keyof typeof GRANT_TYPES;
+export type AppType = (typeof APP_TYPES)[number];
+export type AuthMethod = keyof typeof AUTH_METHODS;
+export type AccessTokenType = keyof typeof ACCESS_TOKEN_TYPES;
+
+/** The settings of an OIDC app, as the API names them. */
+export interface AppSettings {
+  name: string;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  responseTypes: ResponseType[];
+  grantTypes: GrantType[];
+  appType: AppType;
+  authMethodType: AuthMethod;
+  accessTokenType: AccessTokenType;
+  idTokenUserinfoAssertion: boolean;
+  accessTokenRoleAssertion: boolean;
+  idTokenRoleAssertion: boolean;
+  devMode: boolean;
+}
+
+export const APP_DEFAULTS: Omit<AppSettings, 'name'> = {
+  redirectUris: [],
+  postLogoutRedirectUris: [],
+  responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+  grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
+  appType: 'OIDC_APP_TYPE_WEB',
+  authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+  accessTokenType: 'OIDC_TOKEN_TYPE_BEARER',
+  idTokenUserinfoAssertion: false,
+  accessTokenRoleAssertion: false,
+  idTokenRoleAssertion: false,
+  devMode: false,
+};
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+// Schemes that could run code or read local data in the browser.
+const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:']);
+
+/**
+ * SPEC 3.2: absolute https URIs without fragment; http and localhost only
+ * in dev mode or for native apps; custom schemes (and http on loopback)
+ * for native apps.
+ */
+function redirectUriProblem(uri: string, appType: AppType, devMode: boolean): string | undefined {
+  const url = URL.parse(uri);
+  if (!url || !/^[a-z][a-z0-9+.-]*:/i.test(uri)) return 'must be an absolute URI';
+  if (uri.includes('#')) return 'must not contain a fragment';
+  if (FORBIDDEN_SCHEMES.has(url.protocol)) return `must not use the ${url.protocol} scheme`;
+  const web = url.protocol === 'https:' || url.protocol === 'http:';
+  if (appType === 'OIDC_APP_TYPE_NATIVE') {
+    if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname) && !devMode) return 'of a native app may use http only on a loopback address';
+    return undefined;
+  }
+  if (!web) return 'must use https (custom schemes are for native apps)';
+  if (devMode) return undefined;
+  if (url.protocol === 'http:') return 'must use https (http only with devMode)';
+  if (LOOPBACK_HOSTS.has(url.hostname)) return 'must not point to localhost (only with devMode)';
+  return undefined;
+}
+
+/** Every rule of an app's settings that a schema cannot express, as field violations. */
+export function appViolations(app: AppSettings): FieldViolation[] {
+  const violations: FieldViolation[] = [];
+  const responses = new Set(app.responseTypes);
+  const grants = new Set(app.grantTypes);
+  const implicitResponse = responses.has('OIDC_RESPONSE_TYPE_ID_TOKEN') || responses.has('OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN');
+  const browserFlow = grants.has('OIDC_GRANT_TYPE_AUTHORIZATION_CODE') || grants.has('OIDC_GRANT_TYPE_IMPLICIT');
+
+  if (responses.has('OIDC_RESPONSE_TYPE_CODE') && !grants.has('OIDC_GRANT_TYPE_AUTHORIZATION_CODE')) {
+    violations.push({ field: 'grantTypes', description: 'response type CODE needs the AUTHORIZATION_CODE grant' });
+  } else if (implicitResponse && !grants.has('OIDC_GRANT_TYPE_IMPLICIT')) {
+    violations.push({ field: 'grantTypes', description: 'response types ID_TOKEN and ID_TOKEN_TOKEN need the IMPLICIT grant' });
+  } else if (grants.has('OIDC_GRANT_TYPE_AUTHORIZATION_CODE') && !responses.has('OIDC_RESPONSE_TYPE_CODE')) {
+    violations.push({ field: 'responseTypes', description: 'the AUTHORIZATION_CODE grant needs response type CODE' });
+  } else if (grants.has('OIDC_GRANT_TYPE_IMPLICIT') && !implicitResponse) {
+    violations.push({ field: 'responseTypes', description: 'the IMPLICIT grant needs response type ID_TOKEN or ID_TOKEN_TOKEN' });
+  } else if (grants.has('OIDC_GRANT_TYPE_REFRESH_TOKEN') && !grants.has('OIDC_GRANT_TYPE_AUTHORIZATION_CODE')) {
+    violations.push({ field: 'grantTypes', description: 'the REFRESH_TOKEN grant needs the AUTHORIZATION_CODE grant' });
+  }
+
+  if (app.appType !== 'OIDC_APP_TYPE_WEB' && app.authMethodType !== 'OIDC_AUTH_METHOD_TYPE_NONE') {
+    violations.push({ field: 'authMethodType', description: 'user agent and native apps cannot keep a secret: use OIDC_AUTH_METHOD_TYPE_NONE' });
+  }
+  if (browserFlow && app.redirectUris.length === 0) {
+    violations.push({ field: 'redirectUris', description: 'at least one redirect URI is needed for the authorization code and implicit grants' });
+  }
+  const check = (uris: string[], field: string) =>
+    uris.forEach((uri, i) => {
+      const problem = redirectUriProblem(uri, app.appType, app.devMode);
+      if (problem) violations.push({ field: `${field}[${i}]`, description: problem });
+    });
+  check(app.redirectUris, 'redirectUris');
+  check(app.postLogoutRedirectUris, 'postLogoutRedirectUris');
+  return violations;
+}
+
+export function needsSecret(authMethod: AuthMethod): boolean {
+  return authMethod === 'OIDC_AUTH_METHOD_TYPE_BASIC' || authMethod === 'OIDC_AUTH_METHOD_TYPE_POST';
+}
+
+/** Client metadata properties of our own, beside the standard ones. */
+export const EXTRA_CLIENT_METADATA = [
+  'access_token_type',
+  'id_token_userinfo_assertion',
+  'access_token_role_assertion',
+  'id_token_role_assertion',
+  'dev_mode',
+  'project_id',
+  'org_id',
+] as const;
+
+export interface ClientSource {
+  clientId: string;
+  projectId: string;
+  orgId: string;
+  settings: AppSettings;
+  /** Keyed digest of the client secret, base64url; the engine's comparison is replaced to match it. */
+  secretDigest: string | null;
+  publicKeys: object[];
+}
+
+/**
+ * The engine's client metadata for an app. Grant types the engine does not
+ * (yet) serve are left out, or the engine would refuse the whole client.
+ */
+export function toClientMetadata(source: ClientSource, engineGrantTypes: ReadonlySet<string>): Record<string, unknown> {
+  const { settings } = source;
+  const metadata: Record<string, unknown> = {
+    client_id: source.clientId,
+    client_name: settings.name,
+    redirect_uris: settings.redirectUris,
+    post_logout_redirect_uris: settings.postLogoutRedirectUris,
+    response_types: settings.responseTypes.map((type) => RESPONSE_TYPES[type]),
+    grant_types: settings.grantTypes.map((type) => GRANT_TYPES[type]).filter((type) => engineGrantTypes.has(type)),
+    application_type: settings.appType === 'OIDC_APP_TYPE_NATIVE' ? 'native' : 'web',
+    token_endpoint_auth_method: AUTH_METHODS[settings.authMethodType],
+    access_token_type: ACCESS_TOKEN_TYPES[settings.accessTokenType],
+    id_token_userinfo_assertion: settings.idTokenUserinfoAssertion,
+    access_token_role_assertion: settings.accessTokenRoleAssertion,
+    id_token_role_assertion: settings.idTokenRoleAssertion,
+    dev_mode: settings.devMode,
+    project_id: source.projectId,
+    org_id: source.orgId,
+  };
+  if (needsSecret(settings.authMethodType) && source.secretDigest) metadata.client_secret = source.secretDigest;
+  if (settings.authMethodType === 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') metadata.jwks = { keys: source.publicKeys };
+  return metadata;
+}
