@@ -1,6 +1,7 @@
 // The catalogue of settings: one row per setting, naming its environment
 // variable, its key in the optional config file, its JSON Schema and default.
-// README's configuration table is written from this list.
+// README's configuration table documents this list (test/docs/readme.test.ts
+// checks that every setting is there).
 
 export interface Setting {
   /** Property of the typed Config object and key in the config file. */

@@ -1,0 +1,29 @@
+# syntax=docker/dockerfile:1
+# Build: compile TypeScript to dist/, then keep only production dependencies.
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY config config
+COPY src src
+COPY adapters adapters
+COPY interactions interactions
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+
+# Run: the built output on the official Node 24 image, as the unprivileged user.
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production \
+    PORT=8080 \
+    DATA_DIR=/data
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/dist dist
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME /data
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "dist/src/main.js"]
