@@ -6,8 +6,9 @@ import { loadPrincipal } from '../queries/principal.ts';
 /** Who a bearer token stands for, or undefined when this verifier does not know it. */
 export type TokenVerifier = (token: string) => Promise<{ userId: string; orgId: string } | undefined>;
 
-// RFC 6750 b64token, with a generous length cap.
-const BEARER = /^Bearer ([A-Za-z0-9._~+/-]{1,4096}=*)$/;
+// RFC 6750: a case-insensitive scheme (RFC 7235), one or more spaces, a
+// b64token — with a generous length cap.
+const BEARER = /^Bearer +([A-Za-z0-9._~+/-]{1,4096}=*)$/i;
 
 /**
  * `Authorization: Bearer <token>`, tried against each verifier in turn (PATs

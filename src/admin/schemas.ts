@@ -1,10 +1,11 @@
 import { GENDERS } from '../domain/users.ts';
 import { MAX_PASSWORD_LENGTH } from '../domain/password-policy.ts';
+import { ORG_ROLES } from '../domain/roles.ts';
 
 // JSON Schemas of the request bodies: the limits of SEED 2.5 and 8. Each
 // `description` is the message a caller sees when a pattern or format fails.
 
-const required200 = { type: 'string', minLength: 1, maxLength: 200 };
+const required200 = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S', description: 'must not be blank' };
 const optional200 = { type: 'string', maxLength: 200 };
 
 const DOMAIN = '^$|^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\\.?$';
@@ -70,6 +71,6 @@ export const setupOrgSchema = {
       },
     },
     human: humanSchema,
-    roles: { type: 'array', maxItems: 20, items: { type: 'string', minLength: 1, maxLength: 200 } },
+    roles: { type: 'array', maxItems: 20, items: { type: 'string', enum: [...ORG_ROLES] } },
   },
 } as const;

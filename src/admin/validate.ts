@@ -29,14 +29,47 @@ function describe(error: ErrorObject): FieldViolation {
   }
 }
 
-/** Compiles a JSON Schema into a check that reports every bad field at once. */
-export function validator<T>(schema: object): (body: unknown) => T {
+/**
+ * Strings PostgreSQL cannot store (NUL) or that are not Unicode (lone
+ * surrogates) are refused at the edge, wherever they sit in the body.
+ */
+function unstorableStrings(value: unknown, pointer = ''): FieldViolation[] {
+  if (typeof value === 'string') {
+    return value.includes('\u0000') || !value.isWellFormed() ? [{ field: fieldPath(pointer) || '(body)', description: 'must not contain NUL characters or invalid Unicode' }] : [];
+  }
+  if (Array.isArray(value)) return value.flatMap((item, i) => unstorableStrings(item, `${pointer}/${i}`));
+  if (value && typeof value === 'object') {
+    return Object.entries(value).flatMap(([key, item]) => [
+      ...unstorableStrings(key, pointer).map((v) => ({ ...v, field: fieldPath(pointer, '(key)') })),
+      ...unstorableStrings(item, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`),
+    ]);
+  }
+  return [];
+}
+
+/** One violation per field: the first rule it breaks says enough. */
+function onePerField(violations: FieldViolation[]): FieldViolation[] {
+  const seen = new Set<string>();
+  return violations.filter((v) => (seen.has(v.field) ? false : (seen.add(v.field), true)));
+}
+
+export function invalidRequest(violations: FieldViolation[]): InvalidArgument {
+  const unique = onePerField(violations);
+  return new InvalidArgument(`invalid request: ${unique.map((v) => `${v.field} ${v.description}`).join('; ')}`, unique);
+}
+
+/**
+ * Compiles a JSON Schema into a check that reports every bad field at once.
+ * `extra` adds rules a schema cannot express; they are reported together
+ * with the schema's, so one response names every bad field.
+ */
+export function validator<T>(schema: object, extra?: (body: T) => FieldViolation[]): (body: unknown) => T {
   const check = ajv.compile(schema);
   return (body) => {
-    if (check(body)) return body as T;
-    // One violation per field: the first rule it breaks says enough.
-    const seen = new Set<string>();
-    const violations = (check.errors ?? []).map(describe).filter((v) => (seen.has(v.field) ? false : (seen.add(v.field), true)));
-    throw new InvalidArgument(`invalid request: ${violations.map((v) => `${v.field} ${v.description}`).join('; ')}`, violations);
+    const valid = check(body);
+    const violations = [...unstorableStrings(body), ...(valid ? [] : (check.errors ?? []).map(describe))];
+    if (extra && body && typeof body === 'object' && !Array.isArray(body)) violations.push(...extra(body as T));
+    if (violations.length) throw invalidRequest(violations);
+    return body as T;
   };
 }

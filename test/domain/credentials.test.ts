@@ -1,0 +1,69 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { hashPassword, verifyPassword } from '../../src/security/passwords.ts';
+import { digestsEqual, generateSecret, secretDigest } from '../../src/security/secrets.ts';
+
+describe('password hashing (argon2id)', () => {
+  it('writes a PHC string with the OWASP parameters and a fresh salt each time', async () => {
+    const [a, b] = await Promise.all([hashPassword('S3cure-Passw0rd!'), hashPassword('S3cure-Passw0rd!')]);
+    assert.ok(a.startsWith('$argon2id$v=19$m=19456,t=2,p=1$'), a);
+    assert.match(a, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
+    assert.notEqual(a, b);
+    assert.ok(!a.includes('S3cure'));
+  });
+
+  it('verifies the right password and refuses a wrong one', async () => {
+    const hash = await hashPassword('S3cure-Passw0rd!');
+    assert.equal(await verifyPassword('S3cure-Passw0rd!', hash), true);
+    assert.equal(await verifyPassword('S3cure-Passw0rd?', hash), false);
+    assert.equal(await verifyPassword('s3cure-passw0rd!', hash), false);
+    assert.equal(await verifyPassword('', hash), false);
+  });
+
+  it('an unknown user (no hash) never verifies, whatever the password', async () => {
+    assert.equal(await verifyPassword('anything', undefined), false);
+    assert.equal(await verifyPassword('anything', null), false);
+    assert.equal(await verifyPassword('', undefined), false);
+  });
+
+  it('a malformed or foreign hash never verifies', async () => {
+    assert.equal(await verifyPassword('x', ''), false);
+    assert.equal(await verifyPassword('x', '$2b$10$abcdefghijklmnopqrstuv'), false);
+    assert.equal(await verifyPassword('x', 'x'), false);
+  });
+
+  it('non-ASCII passwords round-trip', async () => {
+    const hash = await hashPassword('Pässwörd-🔑');
+    assert.equal(await verifyPassword('Pässwörd-🔑', hash), true);
+    assert.equal(await verifyPassword('Passwort-🔑', hash), false);
+  });
+});
+
+describe('generated secrets and their digests', () => {
+  it('a generated secret has 43 characters of [A-Za-z0-9_-] and never repeats', () => {
+    const secrets = Array.from({ length: 200 }, () => generateSecret());
+    for (const secret of secrets) assert.match(secret, /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(new Set(secrets).size, secrets.length);
+  });
+
+  it('the digest is deterministic per key, differs across keys and across secrets', () => {
+    const key = randomBytes(32);
+    const other = randomBytes(32);
+    const secret = generateSecret();
+    const digest = secretDigest(key, secret);
+    assert.equal(digest.length, 32);
+    assert.deepEqual(secretDigest(key, secret), digest);
+    assert.notDeepEqual(secretDigest(other, secret), digest);
+    assert.notDeepEqual(secretDigest(key, generateSecret()), digest);
+    assert.ok(!digest.toString('latin1').includes(secret));
+  });
+
+  it('digests compare equal only when they are', () => {
+    const key = randomBytes(32);
+    const a = secretDigest(key, 'a');
+    assert.ok(digestsEqual(a, secretDigest(key, 'a')));
+    assert.ok(!digestsEqual(a, secretDigest(key, 'b')));
+    assert.ok(!digestsEqual(a, a.subarray(0, 16)));
+  });
+});
