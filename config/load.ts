@@ -71,9 +71,12 @@ export function decodeMasterKey(text: string): Buffer {
 }
 
 function checkIssuer(issuer: string): string {
-  const url = new URL(issuer);
+  const url = URL.parse(issuer);
+  if (!url || !url.hostname) throw new ConfigError(`ISSUER is not a valid URL (got "${issuer}")`);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError(`ISSUER must be an http or https URL (got "${issuer}")`);
-  if (url.pathname !== '/' || url.search || url.hash || issuer.includes('?') || issuer.includes('#')) {
+  if (url.username || url.password) throw new ConfigError('ISSUER must not contain credentials');
+  const bare = issuer.replace(/\/$/, '');
+  if (url.pathname !== '/' || url.search || url.hash || bare.toLowerCase() !== url.origin.toLowerCase()) {
     throw new ConfigError(`ISSUER must be a bare origin such as https://id.example.com, without path, query or fragment (got "${issuer}")`);
   }
   return url.origin;
@@ -107,7 +110,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
     if (value !== undefined && value !== '') raw[setting.key] = value;
   }
   for (const setting of settings) {
-    if (setting.duration && raw[setting.key] !== undefined) raw[setting.key] = parseDuration(setting, raw[setting.key]);
+    const value = raw[setting.key];
+    if (setting.duration && value !== undefined) raw[setting.key] = parseDuration(setting, value);
+    // ajv would coerce "0x50", "1e3" or " 80 "; a number setting takes digits only.
+    else if (setting.schema.type === 'integer' && typeof value === 'string' && !/^\d+$/.test(value)) {
+      throw new ConfigError(`${setting.env} must be a whole number (got ${JSON.stringify(value)})`);
+    }
   }
 
   if (!validate(raw)) {

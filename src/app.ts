@@ -7,6 +7,7 @@ import { errorBoundary } from './http/error-boundary.ts';
 
 export interface AppParts {
   log: Logger;
+  issuer: string;
   trustProxy: boolean;
   engine: EngineHolder;
   /** Our own routes, tried in order before the engine. */
@@ -19,7 +20,25 @@ export interface AppParts {
  */
 const NOT_SERVED = new Set(['/.well-known/oauth-authorization-server']);
 
-export function createApp({ log, trustProxy, engine, routers }: AppParts): Koa {
+/**
+ * The engine builds every URL it publishes from the request's host and
+ * protocol. Pinning both to the ISSUER keeps a forged Host header out of
+ * discovery (and out of caches), and marks cookies Secure exactly when the
+ * issuer is https. The engine trusts these headers (provider.proxy), so any
+ * client-sent X-Forwarded-For is dropped unless TRUST_PROXY is on.
+ */
+function pinToIssuer(issuer: string, trustProxy: boolean): (req: Koa.Context['req']) => void {
+  const url = new URL(issuer);
+  const proto = url.protocol.slice(0, -1);
+  return (req) => {
+    req.headers['x-forwarded-host'] = url.host;
+    req.headers['x-forwarded-proto'] = proto;
+    if (!trustProxy) delete req.headers['x-forwarded-for'];
+  };
+}
+
+export function createApp({ log, issuer, trustProxy, engine, routers }: AppParts): Koa {
+  const pin = pinToIssuer(issuer, trustProxy);
   const app = new Koa({ proxy: trustProxy });
   app.use(requestContext(log));
   app.use(errorBoundary(log));
@@ -31,6 +50,7 @@ export function createApp({ log, trustProxy, engine, routers }: AppParts): Koa {
   for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
   app.use(async (ctx) => {
     ctx.respond = false;
+    pin(ctx.req);
     await engine.handle(ctx.req, ctx.res);
   });
   return app;

@@ -89,6 +89,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
 
     const app = createApp({
       log,
+      issuer: config.issuer,
       trustProxy: config.trustProxy,
       engine,
       routers: [
@@ -98,6 +99,12 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       ],
     });
     const server = createServer(app.callback());
+    let stopping = false;
+    // While stopping, every response closes its connection, so keep-alive
+    // clients (load balancers) do not hold the shutdown until its deadline.
+    server.on('request', (_req, res) => {
+      if (stopping) res.setHeader('Connection', 'close');
+    });
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -112,14 +119,19 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
 
-    let stopping: Promise<void> | undefined;
+    let stopped: Promise<void> | undefined;
     const stop = () =>
-      (stopping ??= (async () => {
+      (stopped ??= (async () => {
+        stopping = true;
         clearInterval(sweeper);
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Connections that finish their last request become idle: close them
+        // as they do, instead of waiting for the client to hang up.
+        const reaper = setInterval(() => server.closeIdleConnections(), 100);
         server.closeIdleConnections();
         const deadline = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeout * 1000).unref());
         await Promise.race([closed, deadline]);
+        clearInterval(reaper);
         server.closeAllConnections();
         for (const close of closers) await Promise.resolve(close()).catch(() => {});
       })());

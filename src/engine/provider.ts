@@ -34,7 +34,9 @@ function applyClientRules(provider: Provider, secretKey: Buffer): void {
 // everything attached to an instance must be attached again.
 export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   const provider = new Provider(deps.config.issuer, engineConfiguration(deps));
-  provider.proxy = deps.config.trustProxy;
+  // The app pins X-Forwarded-Host/Proto to the ISSUER before every request
+  // reaches the engine (src/app.ts), so they are always trustworthy here.
+  provider.proxy = true;
   applyClientRules(provider, deps.secretKey);
 
   // SEED 4.7 lets clients cache the key set; keys are published before they

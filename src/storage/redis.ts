@@ -19,15 +19,20 @@ export async function connectRedis(url: string, keyPrefix: string): Promise<Redi
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
   });
   // Connection errors surface through the commands that fail and /readyz;
-  // without a listener ioredis would print each reconnect attempt.
-  redis.on('error', () => {});
+  // without a listener ioredis would print each reconnect attempt. The last
+  // one explains a failed start better than ioredis's "Connection is closed".
+  let lastError: (Error & { code?: string }) | undefined;
+  redis.on('error', (err) => {
+    lastError = err;
+  });
   try {
     await redis.connect();
     await redis.ping();
   } catch (err) {
     redis.disconnect();
-    const code = (err as { code?: string }).code;
-    throw new RedisUnavailable(`Redis at REDIS_URL is unreachable: ${code === 'ECONNREFUSED' ? 'connection refused' : (code ?? (err as Error).message)}`);
+    const cause = lastError ?? (err as Error & { code?: string });
+    const reason = cause.code === 'ECONNREFUSED' ? 'connection refused' : cause.code === 'ENOTFOUND' ? 'host not found' : (cause.code ?? cause.message);
+    throw new RedisUnavailable(`Redis at REDIS_URL is unreachable: ${reason}`);
   }
   return redis;
 }
