@@ -1,12 +1,15 @@
-import Router from '@koa/router';
+import Router, { type RouterParameterMiddleware } from '@koa/router';
 import type { Database } from '../storage/database.ts';
 import type { Logger } from '../logger.ts';
 import type { OrgSettings } from '../commands/setup-org.ts';
 import { apiErrors } from './errors.ts';
+import { NotFound } from '../domain/errors.ts';
 import { jsonBody } from './json-body.ts';
 import { authenticate, type TokenVerifier } from './authenticate.ts';
 import { orgRoutes } from './orgs.ts';
 import { userRoutes } from './users.ts';
+import { memberRoutes } from './members.ts';
+import { featureRoutes } from './features.ts';
 import { projectRoutes } from './projects.ts';
 import { appRoutes } from './apps.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
@@ -25,15 +28,29 @@ export interface AdminApiDeps {
 
 const API_PREFIXES = ['/admin/v1', '/management/v1', '/v2'];
 
+const ID_PARAMS = ['userId', 'projectId', 'appId', 'keyId', 'tokenId', 'grantId'];
+const ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** An id that cannot exist is simply not found, and never reaches SQL. */
+const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
+  if (!ID.test(value)) throw new NotFound('not found');
+  return next();
+};
+
 /**
  * The admin and management REST API (SPEC 3): errors in one format, JSON
  * bodies, bearer authentication, then the resource routes.
  */
 export function adminRouter({ db, log, settings, verifiers, secretKey, clients, engine }: AdminApiDeps): Router {
-  const resources = [orgRoutes(db, settings), userRoutes(db), projectRoutes(db), appRoutes({ db, engine, clients, secretKey })];
+  const resources = [orgRoutes(db, settings), userRoutes(db, settings, secretKey), memberRoutes(db), featureRoutes(db), projectRoutes(db), appRoutes({ db, engine, clients, secretKey })];
   const router = new Router();
-  router.use(API_PREFIXES, apiErrors(log), ...jsonBody(), authenticate(db, verifiers));
-  for (const resource of resources) router.use(resource.routes(), resource.allowedMethods({ throw: false }));
+  // Authentication before body parsing: an anonymous caller cannot make us
+  // read a megabyte.
+  router.use(API_PREFIXES, apiErrors(log), authenticate(db, verifiers), ...jsonBody());
+  for (const resource of resources) {
+    for (const name of ID_PARAMS) resource.param(name, checkId);
+    router.use(resource.routes(), resource.allowedMethods({ throw: false }));
+  }
   router.all(API_PREFIXES.map((prefix) => `${prefix}/{*rest}`), () => {});
   return router;
 }

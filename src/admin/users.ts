@@ -1,15 +1,101 @@
 import Router from '@koa/router';
+import type { Context } from 'koa';
 import type { Database } from '../storage/database.ts';
 import type { Principal } from '../domain/roles.ts';
-import { getUser } from '../queries/get-user.ts';
+import { getUser, listMachineKeys, listPersonalAccessTokens, listUserGrants } from '../queries/get-user.ts';
+import type { HumanInput, OrgSettings } from '../commands/setup-org.ts';
+import { addHumanUser } from '../commands/add-human.ts';
+import { addMachineUser, type MachineInput } from '../commands/add-machine.ts';
+import {
+  issueMachineKey,
+  issueMachineSecret,
+  issuePersonalAccessToken,
+  revokeMachineKey,
+  revokeMachineSecret,
+  revokePersonalAccessToken,
+  type AddKeyInput,
+  type AddPatInput,
+} from '../commands/machine-credentials.ts';
+import { removeUser } from '../commands/remove-user.ts';
+import { addUserGrant, type UserGrantInput } from '../commands/user-grants.ts';
 import { actingOrgId } from './org-context.ts';
+import { validator } from './validate.ts';
+import { humanSchema } from './schemas.ts';
+import { emptySchema, futureDate, machineKeySchema, machineSchema, patSchema, userGrantSchema } from './user-schemas.ts';
+import { passwordRule } from './orgs.ts';
 
-/** `GET /management/v1/users/{userId}` (SPEC 3.2). */
-export function userRoutes(db: Database): Router {
-  const router = new Router();
-  router.get('/management/v1/users/:userId', async (ctx) => {
-    const orgId = await actingOrgId(ctx, db);
-    ctx.body = { user: await getUser(db, ctx.state.principal as Principal, orgId, ctx.params.userId!) };
+const expirationDate = futureDate('expirationDate');
+const parseMachine = validator<MachineInput>(machineSchema);
+const parseKey = validator<AddKeyInput>(machineKeySchema, (body) => expirationDate(body.expirationDate));
+const parseEmpty = validator<Record<string, never>>(emptySchema);
+const parsePat = validator<AddPatInput>(patSchema, (body) => expirationDate(body.expirationDate));
+const parseGrant = validator<UserGrantInput>(userGrantSchema);
+
+const principal = (ctx: Context) => ctx.state.principal as Principal;
+
+/**
+ * Users of the acting org (SPEC 3.2): humans and machines, a machine's keys,
+ * client secret and PATs, removal, and project grants. `secretKey` keys the
+ * digests of the secrets handed out here.
+ */
+export function userRoutes(db: Database, settings: OrgSettings, secretKey: Buffer): Router {
+  const password = passwordRule(settings.passwordPolicy, 'password');
+  const parseHuman = validator<HumanInput>(humanSchema, (body) => password(body.password));
+  const router = new Router({ prefix: '/management/v1/users' });
+
+  router.post('/human', async (ctx) => {
+    const input = parseHuman(ctx.request.body);
+    ctx.body = await addHumanUser(db, settings, principal(ctx), await actingOrgId(ctx, db), input);
   });
+  router.post('/machine', async (ctx) => {
+    const input = parseMachine(ctx.request.body);
+    ctx.body = await addMachineUser(db, principal(ctx), await actingOrgId(ctx, db), input);
+  });
+
+  router.get('/:userId', async (ctx) => {
+    ctx.body = { user: await getUser(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!) };
+  });
+  router.delete('/:userId', async (ctx) => {
+    ctx.body = await removeUser(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+
+  router.post('/:userId/keys', async (ctx) => {
+    const input = parseKey(ctx.request.body);
+    ctx.body = await issueMachineKey(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, input);
+  });
+  router.get('/:userId/keys', async (ctx) => {
+    ctx.body = await listMachineKeys(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+  router.delete('/:userId/keys/:keyId', async (ctx) => {
+    ctx.body = await revokeMachineKey(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, ctx.params.keyId!);
+  });
+
+  router.put('/:userId/secret', async (ctx) => {
+    parseEmpty(ctx.request.body ?? {});
+    ctx.body = await issueMachineSecret(db, secretKey, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+  router.delete('/:userId/secret', async (ctx) => {
+    ctx.body = await revokeMachineSecret(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+
+  router.post('/:userId/pats', async (ctx) => {
+    const input = parsePat(ctx.request.body ?? {});
+    ctx.body = await issuePersonalAccessToken(db, secretKey, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, input);
+  });
+  router.get('/:userId/pats', async (ctx) => {
+    ctx.body = await listPersonalAccessTokens(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+  router.delete('/:userId/pats/:tokenId', async (ctx) => {
+    ctx.body = await revokePersonalAccessToken(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, ctx.params.tokenId!);
+  });
+
+  router.post('/:userId/grants', async (ctx) => {
+    const input = parseGrant(ctx.request.body);
+    ctx.body = await addUserGrant(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, input);
+  });
+  router.get('/:userId/grants', async (ctx) => {
+    ctx.body = await listUserGrants(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+
   return router;
 }

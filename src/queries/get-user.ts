@@ -1,7 +1,10 @@
 import type { Queryable } from '../storage/database.ts';
 import { readDetails, type WriteDetails } from '../storage/event-log.ts';
 import { findUser, type UserRow } from '../storage/users.ts';
-import { NotFound, PermissionDenied } from '../domain/errors.ts';
+import { membershipsOf, type Membership } from '../storage/memberships.ts';
+import { machineKeysOf, personalAccessTokensOf, type CredentialRow } from '../storage/credentials.ts';
+import { userGrantsOf } from '../storage/grants.ts';
+import { InvalidArgument, NotFound, PermissionDenied } from '../domain/errors.ts';
 import { loginName } from '../domain/users.ts';
 import { mayActInOrg, type Principal } from '../domain/roles.ts';
 
@@ -60,4 +63,90 @@ export async function getUser(db: Queryable, actor: Principal, orgId: string, us
   const row = await findUser(db, userId);
   if (!row || row.org_id !== orgId) throw new NotFound('user not found');
   return toUserView(row);
+}
+
+// ---- who may manage which user (shared by the user commands)
+
+/** SPEC 3.2: users of an org are managed by IAM_OWNER, or ORG_OWNER / ORG_USER_MANAGER of that org. */
+export function assertMayManageUsers(actor: Principal, orgId: string): void {
+  if (!mayActInOrg(actor, orgId, 'ORG_OWNER', 'ORG_USER_MANAGER')) {
+    throw new PermissionDenied('managing users of this organization requires ORG_OWNER or ORG_USER_MANAGER');
+  }
+}
+
+/** A user of the acting org the actor may manage: 403 without the roles, 404 for an unknown user or one of another org. */
+export async function managedUser(db: Queryable, actor: Principal, orgId: string, userId: string): Promise<UserRow> {
+  assertMayManageUsers(actor, orgId);
+  const row = await findUser(db, userId);
+  if (!row || row.org_id !== orgId) throw new NotFound('user not found');
+  return row;
+}
+
+/** Keys, client secrets and PATs belong to machine users only. */
+export function assertMachine(user: UserRow, credentials: string): void {
+  if (user.type !== 'machine') throw new InvalidArgument(`${credentials} are for machine users`);
+}
+
+/**
+ * Whoever holds a user's credential acts with every role that user holds, so
+ * handing one out (or taking the user away) needs those roles too: for each
+ * membership of the user, the actor is the owner of that scope (IAM_OWNER
+ * everywhere, ORG_OWNER in the org) or holds every role the user has there.
+ */
+export function holdsEveryRoleOf(actor: Principal, memberships: Membership[]): boolean {
+  if (actor.instanceRoles.has('IAM_OWNER')) return true;
+  return memberships.every((membership) => {
+    if (membership.scope === 'instance') return membership.roles.every((role) => actor.instanceRoles.has(role));
+    const held = actor.orgRoles.get(membership.scope_id);
+    return Boolean(held?.has('ORG_OWNER')) || membership.roles.every((role) => held?.has(role));
+  });
+}
+
+export async function assertHoldsEveryRoleOf(db: Queryable, actor: Principal, user: UserRow): Promise<void> {
+  if (!holdsEveryRoleOf(actor, await membershipsOf(db, user.id))) {
+    throw new PermissionDenied(`user ${user.id} holds roles the caller does not hold; only a holder of those roles may manage its credentials or remove it`);
+  }
+}
+
+// ---- lists of a user's credentials and grants: never a secret or key material
+
+export interface CredentialView {
+  id: string;
+  type?: 'KEY_TYPE_JSON';
+  expirationDate?: string;
+  details: WriteDetails;
+}
+
+function credentialView(row: CredentialRow, orgId: string, type?: 'KEY_TYPE_JSON'): CredentialView {
+  return {
+    id: row.id,
+    ...(type ? { type } : {}),
+    ...(row.expires_at ? { expirationDate: new Date(row.expires_at).toISOString() } : {}),
+    details: readDetails({ sequence: row.sequence ?? '0', creation_date: row.created_at, change_date: row.created_at }, orgId),
+  };
+}
+
+export async function listMachineKeys(db: Queryable, actor: Principal, orgId: string, userId: string): Promise<{ result: CredentialView[] }> {
+  const user = await managedUser(db, actor, orgId, userId);
+  assertMachine(user, 'keys');
+  return { result: (await machineKeysOf(db, user.id)).map((row) => credentialView(row, orgId, 'KEY_TYPE_JSON')) };
+}
+
+export async function listPersonalAccessTokens(db: Queryable, actor: Principal, orgId: string, userId: string): Promise<{ result: CredentialView[] }> {
+  const user = await managedUser(db, actor, orgId, userId);
+  assertMachine(user, 'personal access tokens');
+  return { result: (await personalAccessTokensOf(db, user.id)).map((row) => credentialView(row, orgId)) };
+}
+
+export interface UserGrantView {
+  id: string;
+  projectId: string;
+  roleKeys: string[];
+  details: WriteDetails;
+}
+
+export async function listUserGrants(db: Queryable, actor: Principal, orgId: string, userId: string): Promise<{ result: UserGrantView[] }> {
+  const user = await managedUser(db, actor, orgId, userId);
+  const rows = await userGrantsOf(db, user.id);
+  return { result: rows.map((row) => ({ id: row.id, projectId: row.project_id, roleKeys: row.role_keys, details: readDetails(row, row.org_id) })) };
 }

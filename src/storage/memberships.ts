@@ -22,3 +22,8 @@ export async function membershipsOf(db: Queryable, userId: string): Promise<Memb
   const { rows } = await db.query<Membership>('SELECT scope, scope_id, roles FROM memberships WHERE user_id = $1', [userId]);
   return rows;
 }
+
+export async function membershipExists(db: Queryable, member: { userId: string; scope: 'instance' | 'org'; scopeId: string }): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM memberships WHERE user_id = $1 AND scope = $2 AND scope_id = $3', [member.userId, member.scope, member.scopeId]);
+  return rows.length > 0;
+}

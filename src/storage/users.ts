@@ -127,3 +127,18 @@ export async function findHumansByLoginName(db: Queryable, login: string): Promi
   );
   return rows;
 }
+
+/** Stamps a user row with the sequence and date of a user event that changes it. */
+export async function touchUser(write: Write, userId: string, sequence: string): Promise<void> {
+  await write.tx.query('UPDATE users SET sequence = $2, change_date = $3 WHERE id = $1', [userId, sequence, write.at]);
+}
+
+/**
+ * Removes a user for good. The foreign keys cascade to its PATs, machine keys,
+ * memberships and user grants, so every credential it held stops working with
+ * the commit.
+ */
+export async function removeUser(write: Write, user: { id: string; orgId: string; userName: string }): Promise<void> {
+  await write.append({ aggregateType: 'user', aggregateId: user.id, type: 'user.removed', resourceOwner: user.orgId, payload: { userName: user.userName } });
+  await write.tx.query('DELETE FROM users WHERE id = $1', [user.id]);
+}

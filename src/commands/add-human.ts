@@ -1,0 +1,39 @@
+import type { Database } from '../storage/database.ts';
+import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
+import { userNameTaken } from '../storage/users.ts';
+import { AlreadyExists, InvalidArgument, fieldError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import type { Principal } from '../domain/roles.ts';
+import { assertMayManageUsers } from '../queries/get-user.ts';
+import { prepareHuman, writeHuman, type HumanInput, type OrgSettings } from './setup-org.ts';
+
+export interface AddUserResult {
+  userId: string;
+  details: WriteDetails;
+}
+
+/**
+ * The password policy of `prepareHuman`, reported on this body's own
+ * `password` field (prepareHuman names it below a prefix such as `human`).
+ */
+async function hashedPassword(human: HumanInput, settings: OrgSettings): Promise<string | null> {
+  try {
+    return (await prepareHuman(human, settings.passwordPolicy, 'human')).passwordHash;
+  } catch (err) {
+    if (err instanceof InvalidArgument && err.violations[0]?.field === 'human.password') throw fieldError('password', err.violations[0].description);
+    throw err;
+  }
+}
+
+/** `POST /management/v1/users/human`: a human user in the acting org; its userName is unique there. */
+export async function addHumanUser(db: Database, settings: OrgSettings, actor: Principal, orgId: string, human: HumanInput): Promise<AddUserResult> {
+  assertMayManageUsers(actor, orgId);
+  const passwordHash = await hashedPassword(human, settings);
+  const userId = newId();
+  return db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor.userId);
+    if (await userNameTaken(tx, orgId, human.userName)) throw new AlreadyExists(`a user named "${human.userName}" already exists in this organization`);
+    await writeHuman(write, human, { userId, orgId }, passwordHash);
+    return { userId, details: writeDetails(write, orgId) };
+  });
+}

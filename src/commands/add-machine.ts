@@ -1,0 +1,37 @@
+import type { Database } from '../storage/database.ts';
+import { beginWrite, writeDetails } from '../storage/event-log.ts';
+import { addMachine, userNameTaken } from '../storage/users.ts';
+import { AlreadyExists } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import type { Principal } from '../domain/roles.ts';
+import { assertMayManageUsers } from '../queries/get-user.ts';
+import type { AddUserResult } from './add-human.ts';
+
+export const ACCESS_TOKEN_TYPES = ['ACCESS_TOKEN_TYPE_BEARER', 'ACCESS_TOKEN_TYPE_JWT'] as const;
+
+/** A machine user as the API describes it (SPEC 3.2), already schema-valid. */
+export interface MachineInput {
+  userName: string;
+  name: string;
+  description?: string;
+  accessTokenType?: (typeof ACCESS_TOKEN_TYPES)[number];
+}
+
+/** `POST /management/v1/users/machine`: a machine user in the acting org; its userName is unique there. */
+export async function addMachineUser(db: Database, actor: Principal, orgId: string, machine: MachineInput): Promise<AddUserResult> {
+  assertMayManageUsers(actor, orgId);
+  const userId = newId();
+  return db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor.userId);
+    if (await userNameTaken(tx, orgId, machine.userName)) throw new AlreadyExists(`a user named "${machine.userName}" already exists in this organization`);
+    await addMachine(write, {
+      id: userId,
+      orgId,
+      userName: machine.userName,
+      name: machine.name,
+      description: machine.description || null,
+      accessTokenType: machine.accessTokenType ?? 'ACCESS_TOKEN_TYPE_BEARER',
+    });
+    return { userId, details: writeDetails(write, orgId) };
+  });
+}

@@ -1,0 +1,23 @@
+import type { Database } from '../storage/database.ts';
+import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
+import { removeUser as deleteUser } from '../storage/users.ts';
+import { InvalidArgument } from '../domain/errors.ts';
+import type { Principal } from '../domain/roles.ts';
+import { assertHoldsEveryRoleOf, assertMayManageUsers, managedUser } from '../queries/get-user.ts';
+
+/**
+ * `DELETE /management/v1/users/{userId}`: the user and, with it, its PATs,
+ * keys, client secret, memberships and grants; its credentials fail at once.
+ * Nobody removes itself (that would lock out the last admin by accident).
+ */
+export async function removeUser(db: Database, actor: Principal, orgId: string, userId: string): Promise<{ details: WriteDetails }> {
+  assertMayManageUsers(actor, orgId);
+  if (userId === actor.userId) throw new InvalidArgument('a user cannot remove itself');
+  return db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor.userId);
+    const user = await managedUser(tx, actor, orgId, userId);
+    await assertHoldsEveryRoleOf(tx, actor, user);
+    await deleteUser(write, { id: user.id, orgId, userName: user.user_name });
+    return { details: writeDetails(write, orgId) };
+  });
+}
