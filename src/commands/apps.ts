@@ -1,4 +1,4 @@
-import type { Database } from '../storage/database.ts';
+import type { Database, Queryable } from '../storage/database.ts';
 import { beginWrite, readDetails, writeDetails, type WriteDetails } from '../storage/event-log.ts';
 import { addApp, addAppKey, changeApp, findApp, removeApp, settingsOf, type AppRow } from '../storage/apps.ts';
 import { APP_DEFAULTS, appViolations, needsSecret, toClientMetadata, type AppSettings } from '../domain/apps.ts';
@@ -59,9 +59,9 @@ async function checkSettings(deps: AppDeps, settings: AppSettings, clientId: str
   }
 }
 
-async function appOfProject(deps: AppDeps, orgId: string, projectId: string, appId: string): Promise<AppRow> {
-  await projectOfOrg(deps.db, orgId, projectId);
-  const app = await findApp(deps.db, appId);
+async function appOfProject(db: Queryable, orgId: string, projectId: string, appId: string): Promise<AppRow> {
+  await projectOfOrg(db, orgId, projectId);
+  const app = await findApp(db, appId);
   if (!app || app.project_id !== projectId) throw new NotFound('app not found');
   return app;
 }
@@ -88,56 +88,57 @@ export async function createOidcApp(deps: AppDeps, actor: Principal, orgId: stri
 /**
  * Changes some settings of an app; the result is checked as a whole. An app
  * switched to a secret-based method without a secret gets one (returned once).
+ * The app is read after the write lock is taken, so concurrent changes apply
+ * one after the other instead of overwriting each other.
  */
 export async function changeOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string, patch: Partial<AppSettings>) {
   requireOrgOwner(actor, orgId);
-  const app = await appOfProject(deps, orgId, projectId, appId);
-  const settings: AppSettings = { ...settingsOf(app), ...patch };
-  await checkSettings(deps, settings, app.client_id);
-  const clientSecret = needsSecret(settings.authMethodType) && !app.secret_digest ? generateSecret() : undefined;
-
-  const details = await deps.db.transaction(async (tx) => {
+  const { clientId, clientSecret, details } = await deps.db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor.userId);
+    const app = await appOfProject(tx, orgId, projectId, appId);
+    const settings: AppSettings = { ...settingsOf(app), ...patch };
+    await checkSettings(deps, settings, app.client_id);
+    const clientSecret = needsSecret(settings.authMethodType) && !app.secret_digest ? generateSecret() : undefined;
     await changeApp(write, { id: appId, projectId, orgId, settings, ...(clientSecret ? { secretDigest: secretDigest(deps.secretKey, clientSecret) } : {}) });
-    return writeDetails(write, orgId);
+    return { clientId: app.client_id, clientSecret, details: writeDetails(write, orgId) };
   });
-  deps.clients.invalidate(app.client_id);
+  deps.clients.invalidate(clientId);
   return { ...(clientSecret ? { clientSecret } : {}), details };
 }
 
 export async function removeOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string) {
   requireOrgOwner(actor, orgId);
-  const app = await appOfProject(deps, orgId, projectId, appId);
-  const details = await deps.db.transaction(async (tx) => {
+  const { clientId, details } = await deps.db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor.userId);
+    const app = await appOfProject(tx, orgId, projectId, appId);
     await removeApp(write, { id: appId, projectId, orgId });
-    return writeDetails(write, orgId);
+    return { clientId: app.client_id, details: writeDetails(write, orgId) };
   });
-  deps.clients.invalidate(app.client_id);
+  deps.clients.invalidate(clientId);
   return { details };
 }
 
 export async function getOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string): Promise<AppView> {
   requireOrgOwner(actor, orgId);
-  return toView(await appOfProject(deps, orgId, projectId, appId));
+  return toView(await appOfProject(deps.db, orgId, projectId, appId));
 }
 
 /** SPEC 2.3: a key pair for private_key_jwt; the private key is returned once in the key file. */
 export async function addOidcAppKey(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string, input: { expirationDate?: string }) {
   requireOrgOwner(actor, orgId);
-  const app = await appOfProject(deps, orgId, projectId, appId);
-  if (app.auth_method !== 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') throw fieldError('authMethodType', 'keys are for apps using OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT');
   const expiresAt = input.expirationDate ? new Date(input.expirationDate) : null;
   if (expiresAt && expiresAt.getTime() <= Date.now()) throw fieldError('expirationDate', 'must be in the future');
   const keyId = newId();
   const { privatePem, publicJwk } = await generateMachineKeyPair(keyId);
 
-  const details = await deps.db.transaction(async (tx) => {
+  const { clientId, details } = await deps.db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor.userId);
+    const app = await appOfProject(tx, orgId, projectId, appId);
+    if (app.auth_method !== 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') throw fieldError('authMethodType', 'keys are for apps using OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT');
     await addAppKey(write, { id: keyId, appId, projectId, orgId, publicJwk, expiresAt });
-    return writeDetails(write, orgId);
+    return { clientId: app.client_id, details: writeDetails(write, orgId) };
   });
-  deps.clients.invalidate(app.client_id);
-  const keyFile = JSON.stringify({ type: 'application', keyId, key: privatePem, appId, clientId: app.client_id });
+  deps.clients.invalidate(clientId);
+  const keyFile = JSON.stringify({ type: 'application', keyId, key: privatePem, appId, clientId });
   return { id: keyId, keyDetails: Buffer.from(keyFile).toString('base64'), ...(expiresAt ? { expirationDate: expiresAt.toISOString() } : {}), details };
 }

@@ -62,7 +62,11 @@ export const APP_DEFAULTS: Omit<AppSettings, 'name'> = {
   devMode: false,
 };
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+/** localhost and its subdomains, 127.0.0.0/8, ::1 and 0.0.0.0, with or without a trailing dot. */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  return host === 'localhost' || host.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(host) || host === '[::1]' || host === '0.0.0.0';
+}
 // Schemes that could run code or read local data in the browser.
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:']);
 
@@ -74,17 +78,20 @@ const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:',
 function redirectUriProblem(uri: string, appType: AppType, devMode: boolean): string | undefined {
   const url = URL.parse(uri);
   if (!url || !/^[a-z][a-z0-9+.-]*:/i.test(uri)) return 'must be an absolute URI';
+  const web = url.protocol === 'https:' || url.protocol === 'http:';
+  if (web && (!/^https?:\/\/[^/?#]/i.test(uri) || !url.hostname)) return 'must name a host (scheme://host/path)';
   if (uri.includes('#')) return 'must not contain a fragment';
   if (FORBIDDEN_SCHEMES.has(url.protocol)) return `must not use the ${url.protocol} scheme`;
-  const web = url.protocol === 'https:' || url.protocol === 'http:';
   if (appType === 'OIDC_APP_TYPE_NATIVE') {
-    if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname) && !devMode) return 'of a native app may use http only on a loopback address';
+    // RFC 8252: loopback redirects use http; claimed https URIs use a real host.
+    if (url.protocol === 'http:' && !isLoopback(url.hostname)) return 'of a native app may use http only on a loopback address';
+    if (url.protocol === 'https:' && isLoopback(url.hostname)) return 'of a native app must use http for loopback addresses';
     return undefined;
   }
   if (!web) return 'must use https (custom schemes are for native apps)';
   if (devMode) return undefined;
   if (url.protocol === 'http:') return 'must use https (http only with devMode)';
-  if (LOOPBACK_HOSTS.has(url.hostname)) return 'must not point to localhost (only with devMode)';
+  if (isLoopback(url.hostname)) return 'must not point to localhost (only with devMode)';
   return undefined;
 }
 

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { needsPostgres } from '../support/stores.ts';
+import { apiClient, authorize, freePort, sharedStorageEnv, sleep, startChild, wentToLogin, type Api, type ApiResponse, type ChildServer } from '../support/apps.ts';
+
+// docs/api/projects-apps.md: a change or removal of an app takes effect on
+// the node that made it at once and on every other node within seconds
+// (SPEC: 5 s). Two real server processes share one PostgreSQL schema.
+
+const CB = 'https://app.example.com/cb';
+const KEPT = 'https://app.example.com/kept';
+const LIMIT_MS = 5000;
+
+function refused(res: ApiResponse): boolean {
+  return res.status === 400 && res.headers.get('location') === null;
+}
+
+describe('app changes reach every node', { skip: needsPostgres }, () => {
+  const storage = sharedStorageEnv();
+  let a: ChildServer | undefined;
+  let b: ChildServer | undefined;
+  let api: Api;
+  let projectId: string;
+  let app: { appId: string; clientId: string };
+
+  const params = (redirectUri: string) => ({ client_id: app.clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', state: 'x' });
+
+  before(async () => {
+    const portA = await freePort();
+    const env = { ...storage.env, ISSUER: `http://127.0.0.1:${portA}`, INSTANCE_DOMAIN: 'example.test' };
+    // One after the other: the first start creates the instance, the second finds it.
+    a = await startChild({ ...env, PORT: String(portA) });
+    b = await startChild(env);
+    api = apiClient(a.url, readFileSync(join(a.dataDir, 'admin.pat'), 'utf8').trim());
+  });
+
+  after(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await storage.cleanup();
+  });
+
+  test('an app created through node A is accepted by node B', async () => {
+    const project = await api('POST', '/management/v1/projects', { body: { name: 'Shared' } });
+    assert.equal(project.status, 200, project.text);
+    projectId = project.json.id;
+    const created = await api('POST', `/management/v1/projects/${projectId}/apps/oidc`, { body: { name: 'Shared app', redirectUris: [CB, KEPT] } });
+    assert.equal(created.status, 200, created.text);
+    app = created.json;
+
+    const started = Date.now();
+    let last: ApiResponse;
+    do {
+      last = await authorize(b!.url, params(CB));
+      if (wentToLogin(last, b!.url)) break;
+      await sleep(250);
+    } while (Date.now() - started < LIMIT_MS);
+    assert.ok(wentToLogin(last, b!.url), `node B never accepted the new app: ${last.status} ${last.text.slice(0, 200)}\n${b!.output()}`);
+  });
+
+  test('a redirect URI removed through node A is refused by node B within 5 seconds', async () => {
+    // B serves the app from its cache now.
+    assert.ok(wentToLogin(await authorize(b!.url, params(CB)), b!.url), 'B accepts the redirect URI before the change');
+
+    const started = Date.now();
+    const changed = await api('PUT', `/management/v1/projects/${projectId}/apps/${app.appId}`, { body: { redirectUris: [KEPT] } });
+    assert.equal(changed.status, 200, changed.text);
+    assert.ok(refused(await authorize(a!.url, params(CB))), 'node A refuses it at once');
+
+    let elapsed = 0;
+    for (;;) {
+      const res = await authorize(b!.url, params(CB));
+      elapsed = Date.now() - started;
+      if (refused(res)) break;
+      assert.ok(wentToLogin(res, b!.url), `until then B still accepts it: ${res.status} ${res.text.slice(0, 200)}`);
+      if (elapsed > 2 * LIMIT_MS) break;
+      await sleep(250);
+    }
+    assert.ok(elapsed < LIMIT_MS, `node B refused the removed redirect URI only after ${elapsed} ms`);
+    assert.ok(wentToLogin(await authorize(b!.url, params(KEPT)), b!.url), 'the remaining redirect URI still works on B');
+  });
+
+  test('an app removed through node A is refused by node B within 5 seconds', async () => {
+    assert.ok(wentToLogin(await authorize(b!.url, params(KEPT)), b!.url), 'B accepts the app before the removal');
+    const started = Date.now();
+    const removed = await api('DELETE', `/management/v1/projects/${projectId}/apps/${app.appId}`);
+    assert.equal(removed.status, 200, removed.text);
+    assert.ok(refused(await authorize(a!.url, params(KEPT))), 'node A refuses it at once');
+
+    let elapsed = 0;
+    for (;;) {
+      const res = await authorize(b!.url, params(KEPT));
+      elapsed = Date.now() - started;
+      if (refused(res)) break;
+      if (elapsed > 2 * LIMIT_MS) break;
+      await sleep(250);
+    }
+    assert.ok(elapsed < LIMIT_MS, `node B refused the removed app only after ${elapsed} ms`);
+  });
+});
