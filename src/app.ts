@@ -41,6 +41,10 @@ export function createApp({ log, issuer, trustProxy, engine, routers }: AppParts
   const pin = pinToIssuer(issuer, trustProxy);
   const app = new Koa({ proxy: trustProxy });
   app.use(requestContext(log));
+  app.use(async (ctx, next) => {
+    pin(ctx.req);
+    await next();
+  });
   app.use(errorBoundary(log));
   app.use(async (ctx, next) => {
     if (!NOT_SERVED.has(ctx.path)) return next();
@@ -50,7 +54,6 @@ export function createApp({ log, issuer, trustProxy, engine, routers }: AppParts
   for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
   app.use(async (ctx) => {
     ctx.respond = false;
-    pin(ctx.req);
     await engine.handle(ctx.req, ctx.res);
   });
   return app;

@@ -12,6 +12,7 @@ import { createAdapterFactory } from '../adapters/index.ts';
 import { ClientDirectory } from '../adapters/clients.ts';
 import { deleteExpiredEngineRecords } from '../adapters/postgres.ts';
 import { buildProvider } from './engine/provider.ts';
+import { accountFinder } from './engine/accounts.ts';
 import { ENGINE_GRANT_TYPES } from './engine/configuration.ts';
 import { EngineHolder } from './engine/engine-holder.ts';
 import { healthRoutes, type Dependency } from './http/health.ts';
@@ -77,8 +78,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           cookieKeys: [deriveKey(master.key, 'cookie signing')],
           secretKey,
           adapter,
-          // Accounts arrive with users (issue 3) and the login UI (issue 5).
-          findAccount: async () => undefined,
+          findAccount: accountFinder(db),
         },
         log,
       ),
@@ -95,7 +95,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       routers: [
         healthRoutes(dependencies),
         adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey)], secretKey, clients, engine }),
-        interactionRouter(),
+        interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime }),
       ],
     });
     const server = createServer(app.callback());

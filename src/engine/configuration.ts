@@ -4,20 +4,15 @@ import type { ConfigResult } from '../../config/load.ts';
 import { CLAIMS_BY_SCOPE, SCOPES } from './claims.ts';
 import { errorPage, logoutPage, loggedOutPage } from './pages.ts';
 import { EXTRA_CLIENT_METADATA } from '../domain/apps.ts';
+import { interactionPolicyFor } from './interaction-policy.ts';
+import { expiresWithSession, loadFirstPartyGrant } from './sign-in-policy.ts';
 
-/** The exact endpoint paths of SPEC 2. */
-export const ROUTES = {
-  authorization: '/oauth/v2/authorize',
-  token: '/oauth/v2/token',
-  introspection: '/oauth/v2/introspect',
-  revocation: '/oauth/v2/revoke',
-  jwks: '/oauth/v2/keys',
-  userinfo: '/oidc/v1/userinfo',
-  end_session: '/oidc/v1/end_session',
-} as const;
+import { INTERACTION_PATH, ROUTES } from './routes.ts';
 
-/** Where the engine sends the browser for a login page (interactions/). */
-export const INTERACTION_PATH = '/ui/login';
+export { INTERACTION_PATH, ROUTES } from './routes.ts';
+
+/** Languages of the login pages (interactions/i18n.ts). */
+export const UI_LOCALES = ['en', 'de'];
 
 export const CLIENT_AUTH_METHODS: ClientAuthMethod[] = ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'];
 export const INTROSPECTION_AUTH_METHODS: ClientAuthMethod[] = ['client_secret_basic', 'private_key_jwt'];
@@ -87,7 +82,12 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     ttl: lifetimes(config),
     interactions: {
       url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
+      policy: interactionPolicyFor(),
     },
+    loadExistingGrant: loadFirstPartyGrant as Configuration['loadExistingGrant'],
+    expiresWithSession: expiresWithSession as unknown as Configuration['expiresWithSession'],
+    // ID token claims are decided per app in findAccount (SEED 4.1 rule 1).
+    conformIdTokenClaims: false,
     features: {
       devInteractions: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
@@ -118,7 +118,8 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     discovery: {
       introspection_endpoint_auth_methods_supported: INTROSPECTION_AUTH_METHODS,
       revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-      prompt_values_supported: ['none', 'login'],
+      prompt_values_supported: ['none', 'login', 'select_account', 'create'],
+      ui_locales_supported: UI_LOCALES,
     },
     renderError: async (ctx, out) => {
       ctx.type = 'html';

@@ -8,22 +8,48 @@ export function escapeHtml(value: unknown): string {
   return String(value ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
-export function page(title: string, body: string): string {
+/** The one page layout of everything the service renders itself. */
+export function page(title: string, body: string, lang = 'en'): string {
   return `<!doctype html>
-<html lang="en">
+<html lang="${escapeHtml(lang)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
 <title>${escapeHtml(title)} · Portcullis</title>
 <style>
-  body { font-family: system-ui, sans-serif; background: #f4f5f7; color: #1d2330; margin: 0; display: grid; place-items: center; min-height: 100vh; }
-  main { background: #fff; border-radius: 12px; box-shadow: 0 2px 12px rgba(0,0,0,.08); padding: 2rem 2.5rem; max-width: 28rem; width: calc(100% - 2rem); box-sizing: border-box; }
-  h1 { font-size: 1.35rem; margin: 0 0 1rem; }
+  :root { --accent: #2f5bea; --accent-dark: #2446b8; --text: #1d2330; --muted: #5b6478; --line: #d9dde6; --error: #b42318; }
+  * { box-sizing: border-box; }
+  body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background: #f4f5f7; color: var(--text); margin: 0; min-height: 100vh; display: grid; place-items: center; }
+  main { background: #fff; border-radius: 14px; box-shadow: 0 4px 24px rgba(20, 30, 60, .08); padding: 2.25rem 2.5rem; width: min(26rem, calc(100% - 2rem)); margin: 2rem 0; }
+  .brand { font-weight: 700; letter-spacing: .02em; color: var(--accent); margin: 0 0 1.25rem; font-size: .95rem; }
+  h1 { font-size: 1.45rem; margin: 0 0 .35rem; }
+  .lead { color: var(--muted); margin: 0 0 1.5rem; }
+  label { display: block; font-weight: 600; font-size: .9rem; margin: 1rem 0 .35rem; }
+  input[type=text], input[type=email], input[type=password] { width: 100%; font: inherit; padding: .65rem .75rem; border: 1px solid var(--line); border-radius: 8px; }
+  input:focus, button:focus, a:focus { outline: 3px solid rgba(47, 91, 234, .35); outline-offset: 1px; }
+  .help { color: var(--muted); font-size: .82rem; margin: .3rem 0 0; }
+  .error { color: var(--error); background: #fef3f2; border: 1px solid #fecdca; border-radius: 8px; padding: .6rem .8rem; margin: 0 0 1rem; }
+  .field-error { color: var(--error); font-size: .85rem; margin: .3rem 0 0; }
+  button, .button { display: inline-block; font: inherit; font-weight: 600; padding: .7rem 1.2rem; border-radius: 8px; border: 0; background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; }
+  button:hover, .button:hover { background: var(--accent-dark); }
+  .actions { display: flex; justify-content: space-between; align-items: center; margin-top: 1.5rem; gap: 1rem; flex-wrap: wrap; }
+  .secondary { background: none; color: var(--accent); padding: .7rem 0; }
+  .secondary:hover { background: none; text-decoration: underline; }
+  .identity { display: flex; align-items: center; gap: .6rem; border: 1px solid var(--line); border-radius: 999px; padding: .35rem .85rem .35rem .35rem; width: fit-content; margin: .75rem 0 .5rem; }
+  .avatar { width: 2rem; height: 2rem; border-radius: 50%; background: #e6ebfd; color: var(--accent); display: grid; place-items: center; font-weight: 700; }
+  ul.accounts { list-style: none; padding: 0; margin: 0; border: 1px solid var(--line); border-radius: 10px; }
+  ul.accounts li + li { border-top: 1px solid var(--line); }
+  ul.accounts button { width: 100%; display: flex; align-items: center; gap: .8rem; background: none; color: var(--text); text-align: left; border-radius: 0; padding: .8rem 1rem; font-weight: 400; }
+  ul.accounts button:hover { background: #f6f8fe; }
+  .who strong { display: block; }
+  .who span { color: var(--muted); font-size: .88rem; }
   code { background: #f0f1f4; padding: .1rem .35rem; border-radius: 4px; }
-  button { font: inherit; padding: .6rem 1.2rem; border-radius: 8px; border: 0; background: #2f5bea; color: #fff; cursor: pointer; }
+  .row { display: grid; grid-template-columns: 1fr 1fr; gap: 0 .8rem; }
+  @media (max-width: 420px) { main { padding: 1.5rem 1.25rem; } .row { grid-template-columns: 1fr; } }
 </style>
 </head>
-<body><main>${body}</main></body>
+<body><main><p class="brand">Portcullis</p>${body}</main></body>
 </html>`;
 }
 

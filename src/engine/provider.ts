@@ -3,6 +3,7 @@ import type { Logger } from '../logger.ts';
 import { requestIdOf } from '../http/request-context.ts';
 import { engineConfiguration, type EngineDependencies } from './configuration.ts';
 import { digestsEqual, secretDigest } from '../security/secrets.ts';
+import { offlineAccessAsksConsent, recordBrowserAccounts, revokeAccessTokensAtLogout, switchToHintedSession } from './sign-in-policy.ts';
 
 interface ClientSchema {
   dev_mode?: boolean;
@@ -46,6 +47,13 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
     await next();
     if (ctx.oidc?.route === 'jwks' && ctx.status === 200) ctx.set('Cache-Control', jwksCacheControl);
   });
+
+  // Same attributes as the engine's own session cookie (cookies.long).
+  const sessionCookie = { httpOnly: true, sameSite: 'lax', path: '/', maxAge: deps.config.sessionIdleLifetime * 1000 };
+  provider.use(switchToHintedSession(sessionCookie) as never);
+  provider.use(offlineAccessAsksConsent as never);
+  provider.use(recordBrowserAccounts(sessionCookie) as never);
+  provider.use(revokeAccessTokensAtLogout as never);
 
   provider.on('server_error', (ctx, err) => {
     log.error({ err, requestId: requestIdOf(ctx.req), route: ctx.oidc?.route }, 'engine server_error');

@@ -1,0 +1,95 @@
+// Message catalogues of the login pages. A page is shown in the first
+// language of ui_locales we have, else the best of Accept-Language, else English.
+
+const en = {
+  signIn: 'Sign in',
+  signInTo: 'Sign in to continue to {app}',
+  loginName: 'Login name',
+  loginNameHelp: 'Your login name, e.g. alice@acme.example.com',
+  next: 'Next',
+  password: 'Password',
+  forgotten: 'Not you?',
+  useOther: 'Use another account',
+  wrongCredentials: 'The login name or password is wrong.',
+  signInAs: 'Signed in as',
+  chooseAccount: 'Choose an account',
+  chooseAccountTo: 'to continue to {app}',
+  register: 'Create account',
+  registerTo: 'Create your account for {app}',
+  registerLink: 'No account yet? Register',
+  givenName: 'First name',
+  familyName: 'Last name',
+  email: 'Email',
+  passwordNew: 'Password (at least {min} characters)',
+  passwordRepeat: 'Repeat password',
+  passwordsDiffer: 'The passwords do not match.',
+  accountExists: 'An account with this email already exists.',
+  cancel: 'Cancel',
+  sessionExpired: 'This sign-in has expired or was already finished. Go back to the application and start again.',
+  formExpired: 'The form has expired. Please try again.',
+  error: 'Something went wrong',
+  fieldRequired: 'This field is required.',
+  invalidEmail: 'Enter a valid email address.',
+} as const;
+
+export type Messages = Record<keyof typeof en, string>;
+
+const de: Messages = {
+  signIn: 'Anmelden',
+  signInTo: 'Melden Sie sich an, um mit {app} fortzufahren',
+  loginName: 'Loginname',
+  loginNameHelp: 'Ihr Loginname, z. B. alice@acme.example.com',
+  next: 'Weiter',
+  password: 'Passwort',
+  forgotten: 'Nicht Sie?',
+  useOther: 'Anderes Konto verwenden',
+  wrongCredentials: 'Loginname oder Passwort ist falsch.',
+  signInAs: 'Angemeldet als',
+  chooseAccount: 'Konto auswählen',
+  chooseAccountTo: 'um mit {app} fortzufahren',
+  register: 'Konto erstellen',
+  registerTo: 'Erstellen Sie Ihr Konto für {app}',
+  registerLink: 'Noch kein Konto? Registrieren',
+  givenName: 'Vorname',
+  familyName: 'Nachname',
+  email: 'E-Mail',
+  passwordNew: 'Passwort (mindestens {min} Zeichen)',
+  passwordRepeat: 'Passwort wiederholen',
+  passwordsDiffer: 'Die Passwörter stimmen nicht überein.',
+  accountExists: 'Ein Konto mit dieser E-Mail-Adresse existiert bereits.',
+  cancel: 'Abbrechen',
+  sessionExpired: 'Diese Anmeldung ist abgelaufen oder wurde bereits abgeschlossen. Kehren Sie zur Anwendung zurück und beginnen Sie erneut.',
+  formExpired: 'Das Formular ist abgelaufen. Bitte versuchen Sie es erneut.',
+  error: 'Etwas ist schiefgelaufen',
+  fieldRequired: 'Dieses Feld ist erforderlich.',
+  invalidEmail: 'Geben Sie eine gültige E-Mail-Adresse ein.',
+};
+
+export const CATALOGUES: Record<string, Messages> = { en, de };
+export const LANGUAGES = Object.keys(CATALOGUES);
+
+function primary(tag: string): string {
+  return tag.trim().toLowerCase().split('-')[0] ?? '';
+}
+
+/** ui_locales (space-delimited, in order) first, then Accept-Language by weight. */
+export function chooseLanguage(uiLocales: unknown, acceptLanguage: string | undefined): string {
+  if (typeof uiLocales === 'string') {
+    const match = uiLocales.split(' ').map(primary).find((tag) => LANGUAGES.includes(tag));
+    if (match) return match;
+  }
+  const ranked = (acceptLanguage ?? '')
+    .split(',')
+    .map((part) => {
+      const [tag = '', ...params] = part.split(';');
+      const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+      return { tag: primary(tag), q: q ? Number(q.slice(2)) || 0 : 1 };
+    })
+    .filter((entry) => entry.q > 0)
+    .sort((a, b) => b.q - a.q);
+  return ranked.find((entry) => LANGUAGES.includes(entry.tag))?.tag ?? 'en';
+}
+
+export function translate(messages: Messages, key: keyof Messages, values: Record<string, string | number> = {}): string {
+  return messages[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ''));
+}

@@ -1,0 +1,287 @@
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import type { Context } from 'koa';
+import type Provider from 'oidc-provider';
+import type { Database } from '../src/storage/database.ts';
+import type { Logger } from '../src/logger.ts';
+import type { EngineHolder } from '../src/engine/engine-holder.ts';
+import { INTERACTION_PATH } from '../src/engine/routes.ts';
+import { liveBrowserAccounts, readBrowserAccounts } from '../src/engine/browser-accounts.ts';
+import { findUser } from '../src/storage/users.ts';
+import { loginName } from '../src/domain/users.ts';
+import { AlreadyExists, InvalidArgument } from '../src/domain/errors.ts';
+import { authenticatePassword } from '../src/queries/authenticate-password.ts';
+import { registerHuman } from '../src/commands/register-human.ts';
+import type { OrgSettings } from '../src/commands/setup-org.ts';
+import { validator } from '../src/admin/validate.ts';
+import { humanSchema } from '../src/admin/schemas.ts';
+import type { HumanInput } from '../src/commands/setup-org.ts';
+import { CATALOGUES, chooseLanguage } from './i18n.ts';
+import { csrfToken, csrfValid } from './csrf.ts';
+import { accountPickerPage, loginNamePage, messagePage, passwordPage, registrationPage, type AccountChoice, type PageContext, type RegistrationValues } from './views.ts';
+
+export interface InteractionDeps {
+  engine: EngineHolder;
+  db: Database;
+  log: Logger;
+  orgSettings: OrgSettings;
+  csrfKey: Buffer;
+  sessionLifetime: number;
+}
+
+type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
+
+interface Loaded {
+  provider: Provider;
+  interaction: Interaction;
+  page: PageContext;
+  client: { clientId: string; clientName?: string; org_id?: string } | undefined;
+}
+
+const parseHuman = validator<HumanInput>(humanSchema);
+
+/** A request whose interaction is gone (expired, finished, other browser) gets a page saying so. */
+class InteractionGone extends Error {}
+
+function form(ctx: Context): Record<string, unknown> {
+  return (ctx.request.body ?? {}) as Record<string, unknown>;
+}
+
+function text(value: unknown, max = 1024): string {
+  return typeof value === 'string' ? value.slice(0, max) : '';
+}
+
+function epochNow(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+/**
+ * The login UI (SPEC 2.2): login name, password, account picker and
+ * registration pages for the engine's interactions.
+ */
+export function interactionRoutes(deps: InteractionDeps): Router {
+  const router = new Router({ prefix: INTERACTION_PATH });
+  const minPassword = deps.orgSettings.passwordPolicy.minLength;
+
+  async function load(ctx: Context): Promise<Loaded> {
+    const provider = deps.engine.provider;
+    let interaction: Interaction;
+    try {
+      interaction = await provider.interactionDetails(ctx.req, ctx.res);
+    } catch {
+      throw new InteractionGone();
+    }
+    if (interaction.uid !== ctx.params.uid) throw new InteractionGone();
+    const params = interaction.params as Record<string, unknown>;
+    const client = typeof params.client_id === 'string' ? ((await provider.Client.find(params.client_id)) as unknown as Loaded['client']) : undefined;
+    const lang = chooseLanguage(params.ui_locales, ctx.get('accept-language'));
+    return {
+      provider,
+      interaction,
+      client,
+      page: {
+        lang,
+        t: CATALOGUES[lang]!,
+        action: `${INTERACTION_PATH}/${interaction.uid}`,
+        csrf: csrfToken(deps.csrfKey, interaction.uid),
+        appName: client?.clientName ?? client?.clientId ?? '',
+      },
+    };
+  }
+
+  function render(ctx: Context, html: string, status = 200): void {
+    ctx.status = status;
+    ctx.type = 'html';
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('X-Frame-Options', 'DENY');
+    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.body = html;
+  }
+
+  /** Saves the result and sends the browser back to the engine to finish the authorization. */
+  async function finish(ctx: Context, loaded: Loaded, result: Record<string, unknown>): Promise<void> {
+    const { interaction } = loaded;
+    interaction.result = { ...interaction.result, ...result };
+    await interaction.save(Math.max(1, (interaction.exp ?? epochNow() + 60) - epochNow()));
+    ctx.status = 303;
+    ctx.redirect(interaction.returnTo);
+  }
+
+  /**
+   * Signs `accountId` in. When the browser's current session belongs to
+   * another user, that session is kept for them (the account picker lists
+   * it): the browser switches to this user's own session, or to a new one.
+   */
+  async function finishLogin(ctx: Context, loaded: Loaded, accountId: string, extra: Record<string, unknown> = {}): Promise<void> {
+    await switchSession(ctx, loaded, accountId);
+    await finish(ctx, loaded, { ...extra, login: { accountId, remember: true } });
+  }
+
+  async function switchSession(ctx: Context, loaded: Loaded, accountId: string): Promise<void> {
+    const { provider, interaction } = loaded;
+    const current = interaction.session?.accountId;
+    if (!current || current === accountId) return;
+    const pctx = provider.createContext(ctx.req, ctx.res);
+    const live = await liveBrowserAccounts(provider, readBrowserAccounts(pctx.cookies));
+    const own = live.find((a) => a.accountId === accountId);
+    pctx.cookies.set(provider.cookieName('session'), own ? own.sessionId : null, { httpOnly: true, sameSite: 'lax', path: '/', maxAge: deps.sessionLifetime * 1000 });
+    delete (interaction as { session?: unknown }).session;
+  }
+
+  async function accountChoices(ctx: Context, provider: Provider): Promise<AccountChoice[]> {
+    const live = await liveBrowserAccounts(provider, readBrowserAccounts(provider.createContext(ctx.req, ctx.res).cookies));
+    const users = await Promise.all(live.map((a) => findUser(deps.db, a.accountId)));
+    return users.flatMap((user) => (user && user.state === 'active' ? [{ accountId: user.id, name: user.display_name ?? user.name ?? user.user_name, loginName: loginName(user.user_name, user.primary_domain) }] : []));
+  }
+
+  async function currentLoginName(loaded: Loaded): Promise<string | undefined> {
+    const params = loaded.interaction.params as Record<string, unknown>;
+    if (typeof params.login_hint === 'string') return params.login_hint.slice(0, 500);
+    const accountId = loaded.interaction.session?.accountId;
+    const user = accountId ? await findUser(deps.db, accountId) : undefined;
+    return user ? loginName(user.user_name, user.primary_domain) : undefined;
+  }
+
+  /**
+   * First-party apps skip the consent screen: the grant gets whatever the
+   * engine says is missing, and the flow continues without a page.
+   */
+  async function grantConsent(ctx: Context, loaded: Loaded): Promise<void> {
+    const { provider, interaction } = loaded;
+    const accountId = interaction.session?.accountId;
+    const clientId = (interaction.params as Record<string, string>).client_id;
+    const existing = interaction.grantId ? await provider.Grant.find(interaction.grantId) : undefined;
+    const grant = existing ?? new provider.Grant({ accountId, clientId });
+    const missing = interaction.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[] };
+    if (missing.missingOIDCScope?.length) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+    if (missing.missingOIDCClaims?.length) grant.addOIDCClaims(missing.missingOIDCClaims);
+    await finish(ctx, loaded, { consent: { grantId: await grant.save() } });
+  }
+
+  /** Registration creates the user in the app's org, so it needs an app of ours. */
+  function canRegister(loaded: Loaded): boolean {
+    return Boolean(loaded.client?.org_id);
+  }
+
+  router.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      if (!(err instanceof InteractionGone)) throw err;
+      const lang = chooseLanguage(undefined, ctx.get('accept-language'));
+      render(ctx, messagePage(lang, CATALOGUES[lang]!, CATALOGUES[lang]!.sessionExpired), 400);
+    }
+  });
+  router.use(bodyParser({ enableTypes: ['form'], formLimit: '64kb', onError: () => {
+    throw new InteractionGone();
+  } }));
+
+  /** POSTs must carry the interaction's CSRF token. */
+  function checkCsrf(ctx: Context, loaded: Loaded): boolean {
+    if (csrfValid(deps.csrfKey, loaded.interaction.uid, text(form(ctx).csrf, 200))) return true;
+    render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.formExpired), 403);
+    return false;
+  }
+
+  router.get('/:uid', async (ctx) => {
+    const loaded = await load(ctx);
+    const prompt = loaded.interaction.prompt.name;
+    if (prompt === 'consent') return grantConsent(ctx, loaded);
+    if (prompt === 'create') return render(ctx, registrationPage(loaded.page, {}, minPassword));
+    if (prompt === 'select_account' && ctx.query.other === undefined) {
+      const choices = await accountChoices(ctx, loaded.provider);
+      if (choices.length) return render(ctx, accountPickerPage(loaded.page, choices));
+    }
+    const prefill = ctx.query.other === undefined ? await currentLoginName(loaded) : undefined;
+    render(ctx, loginNamePage(loaded.page, { loginName: prefill, canRegister: canRegister(loaded) }));
+  });
+
+  router.post('/:uid/login-name', async (ctx) => {
+    const loaded = await load(ctx);
+    if (!checkCsrf(ctx, loaded)) return;
+    const name = text(form(ctx).loginName, 500).trim();
+    if (!name) return render(ctx, loginNamePage(loaded.page, { error: loaded.page.t.fieldRequired, canRegister: canRegister(loaded) }));
+    // Unknown login names get the password page too: the two steps do not
+    // tell who has an account.
+    render(ctx, passwordPage(loaded.page, { loginName: name }));
+  });
+
+  router.post('/:uid/password', async (ctx) => {
+    const loaded = await load(ctx);
+    if (!checkCsrf(ctx, loaded)) return;
+    const name = text(form(ctx).loginName, 500).trim();
+    const password = text(form(ctx).password);
+    const accountId = name && password ? await authenticatePassword(deps.db, name, password) : undefined;
+    if (!accountId) {
+      deps.log.info({ requestId: ctx.state.requestId, event: 'login_failed' }, 'login failed');
+      return render(ctx, passwordPage(loaded.page, { loginName: name, error: loaded.page.t.wrongCredentials }));
+    }
+    deps.log.info({ requestId: ctx.state.requestId, event: 'login_succeeded', accountId }, 'login succeeded');
+    await finishLogin(ctx, loaded, accountId);
+  });
+
+  router.post('/:uid/select', async (ctx) => {
+    const loaded = await load(ctx);
+    if (!checkCsrf(ctx, loaded)) return;
+    const accountId = text(form(ctx).accountId, 64);
+    const choices = await accountChoices(ctx, loaded.provider);
+    if (!choices.some((c) => c.accountId === accountId)) {
+      return render(ctx, loginNamePage(loaded.page, { canRegister: canRegister(loaded) }));
+    }
+    await switchSession(ctx, loaded, accountId);
+    await finish(ctx, loaded, { select_account: {} });
+  });
+
+  router.get('/:uid/register', async (ctx) => {
+    const loaded = await load(ctx);
+    render(ctx, registrationPage(loaded.page, {}, minPassword));
+  });
+
+  router.post('/:uid/register', async (ctx) => {
+    const loaded = await load(ctx);
+    if (!checkCsrf(ctx, loaded)) return;
+    const body = form(ctx);
+    const values: RegistrationValues = { givenName: text(body.givenName, 200), familyName: text(body.familyName, 200), email: text(body.email, 200).trim() };
+    const password = text(body.password);
+    const errors = registrationErrors(loaded.page, values, password, text(body.passwordRepeat));
+    const orgId = loaded.client?.org_id;
+    if (!orgId) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.error), 400);
+    if (Object.keys(errors).length) return render(ctx, registrationPage(loaded.page, { ...values, errors }, minPassword));
+    let userId: string;
+    try {
+      const human = parseHuman({ userName: values.email, profile: { firstName: values.givenName, lastName: values.familyName }, email: { email: values.email }, password });
+      userId = await registerHuman(deps.db, deps.orgSettings, orgId, human);
+    } catch (err) {
+      if (err instanceof AlreadyExists) return render(ctx, registrationPage(loaded.page, { ...values, errors: { email: loaded.page.t.accountExists } }, minPassword));
+      if (err instanceof InvalidArgument) return render(ctx, registrationPage(loaded.page, { ...values, errors: formErrors(loaded.page, err) }, minPassword));
+      throw err;
+    }
+    await finishLogin(ctx, loaded, userId, { create: {} });
+  });
+
+  return router;
+
+  function registrationErrors(page: PageContext, values: RegistrationValues, password: string, repeat: string): NonNullable<RegistrationValues['errors']> {
+    const errors: NonNullable<RegistrationValues['errors']> = {};
+    if (!values.givenName?.trim()) errors.givenName = page.t.fieldRequired;
+    if (!values.familyName?.trim()) errors.familyName = page.t.fieldRequired;
+    if (!values.email) errors.email = page.t.fieldRequired;
+    if (!password) errors.password = page.t.fieldRequired;
+    else if ([...password].length < minPassword) errors.password = page.t.passwordNew.replace('{min}', String(minPassword));
+    if (password !== repeat) errors.passwordRepeat = page.t.passwordsDiffer;
+    return errors;
+  }
+}
+
+/** Schema violations of the registration, shown beside the form fields they concern. */
+function formErrors(page: PageContext, err: InvalidArgument): NonNullable<RegistrationValues['errors']> {
+  const errors: NonNullable<RegistrationValues['errors']> = {};
+  for (const v of err.violations) {
+    if (v.field.startsWith('email') || v.field === 'userName') errors.email = page.t.invalidEmail;
+    else if (v.field === 'profile.firstName') errors.givenName = v.description;
+    else if (v.field === 'profile.lastName') errors.familyName = v.description;
+    else if (v.field.endsWith('password')) errors.password = v.description;
+  }
+  return errors;
+}

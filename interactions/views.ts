@@ -1,0 +1,124 @@
+import { escapeHtml as e, page } from '../src/engine/pages.ts';
+import { translate, type Messages } from './i18n.ts';
+
+// Server-rendered pages: plain forms that work without JavaScript, each
+// field labelled, the first field focused, errors announced to screen readers.
+
+export interface PageContext {
+  lang: string;
+  t: Messages;
+  /** Form action base: /ui/login/{uid} */
+  action: string;
+  csrf: string;
+  appName: string;
+}
+
+export interface AccountChoice {
+  accountId: string;
+  name: string;
+  loginName: string;
+}
+
+function hidden(name: string, value: string): string {
+  return `<input type="hidden" name="${e(name)}" value="${e(value)}">`;
+}
+
+function errorBox(message?: string): string {
+  return message ? `<p class="error" role="alert">${e(message)}</p>` : '';
+}
+
+function initial(name: string): string {
+  return e([...name.trim()][0]?.toUpperCase() ?? '?');
+}
+
+export function loginNamePage(c: PageContext, values: { loginName?: string; error?: string; canRegister: boolean }): string {
+  return page(c.t.signIn, `
+<h1>${e(c.t.signIn)}</h1>
+<p class="lead">${e(translate(c.t, 'signInTo', { app: c.appName }))}</p>
+${errorBox(values.error)}
+<form method="post" action="${e(c.action)}/login-name" novalidate>
+  ${hidden('csrf', c.csrf)}
+  <label for="loginName">${e(c.t.loginName)}</label>
+  <input type="text" id="loginName" name="loginName" value="${e(values.loginName ?? '')}" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus aria-describedby="loginNameHelp" maxlength="500">
+  <p class="help" id="loginNameHelp">${e(c.t.loginNameHelp)}</p>
+  <div class="actions">
+    ${values.canRegister ? `<a class="secondary button" href="${e(c.action)}/register">${e(c.t.registerLink)}</a>` : '<span></span>'}
+    <button type="submit">${e(c.t.next)}</button>
+  </div>
+</form>`, c.lang);
+}
+
+export function passwordPage(c: PageContext, values: { loginName: string; error?: string }): string {
+  return page(c.t.password, `
+<h1>${e(c.t.signIn)}</h1>
+<div class="identity"><span class="avatar" aria-hidden="true">${initial(values.loginName)}</span><span>${e(values.loginName)}</span></div>
+${errorBox(values.error)}
+<form method="post" action="${e(c.action)}/password" novalidate>
+  ${hidden('csrf', c.csrf)}
+  ${hidden('loginName', values.loginName)}
+  <input type="text" name="username" value="${e(values.loginName)}" autocomplete="username" hidden>
+  <label for="password">${e(c.t.password)}</label>
+  <input type="password" id="password" name="password" autocomplete="current-password" required autofocus maxlength="1024">
+  <div class="actions">
+    <a class="secondary button" href="${e(c.action)}?other=1">${e(c.t.forgotten)}</a>
+    <button type="submit">${e(c.t.signIn)}</button>
+  </div>
+</form>`, c.lang);
+}
+
+export function accountPickerPage(c: PageContext, accounts: AccountChoice[]): string {
+  const items = accounts.map((a) => `
+    <li><button type="submit" name="accountId" value="${e(a.accountId)}">
+      <span class="avatar" aria-hidden="true">${initial(a.name)}</span>
+      <span class="who"><strong>${e(a.name)}</strong><span>${e(a.loginName)}</span></span>
+    </button></li>`).join('');
+  return page(c.t.chooseAccount, `
+<h1>${e(c.t.chooseAccount)}</h1>
+<p class="lead">${e(translate(c.t, 'chooseAccountTo', { app: c.appName }))}</p>
+<form method="post" action="${e(c.action)}/select">
+  ${hidden('csrf', c.csrf)}
+  <ul class="accounts">${items}</ul>
+</form>
+<div class="actions"><a class="secondary button" href="${e(c.action)}?other=1">${e(c.t.useOther)}</a></div>`, c.lang);
+}
+
+export interface RegistrationValues {
+  givenName?: string;
+  familyName?: string;
+  email?: string;
+  errors?: Partial<Record<'givenName' | 'familyName' | 'email' | 'password' | 'passwordRepeat', string>>;
+  error?: string;
+}
+
+function field(c: PageContext, name: keyof NonNullable<RegistrationValues['errors']>, label: string, type: string, value: string, error: string | undefined, extra: string): string {
+  const describedBy = error ? ` aria-invalid="true" aria-describedby="${name}Error"` : '';
+  return `<label for="${name}">${e(label)}</label>
+  <input type="${type}" id="${name}" name="${name}" value="${e(value)}" ${extra}${describedBy}>
+  ${error ? `<p class="field-error" id="${name}Error">${e(error)}</p>` : ''}`;
+}
+
+export function registrationPage(c: PageContext, values: RegistrationValues, minPasswordLength: number): string {
+  const err = values.errors ?? {};
+  return page(c.t.register, `
+<h1>${e(c.t.register)}</h1>
+<p class="lead">${e(translate(c.t, 'registerTo', { app: c.appName }))}</p>
+${errorBox(values.error)}
+<form method="post" action="${e(c.action)}/register" novalidate>
+  ${hidden('csrf', c.csrf)}
+  <div class="row">
+    <div>${field(c, 'givenName', c.t.givenName, 'text', values.givenName ?? '', err.givenName, 'autocomplete="given-name" required autofocus maxlength="200"')}</div>
+    <div>${field(c, 'familyName', c.t.familyName, 'text', values.familyName ?? '', err.familyName, 'autocomplete="family-name" required maxlength="200"')}</div>
+  </div>
+  ${field(c, 'email', c.t.email, 'email', values.email ?? '', err.email, 'autocomplete="email" required maxlength="200"')}
+  ${field(c, 'password', translate(c.t, 'passwordNew', { min: minPasswordLength }), 'password', '', err.password, `autocomplete="new-password" required minlength="${minPasswordLength}" maxlength="1024"`)}
+  ${field(c, 'passwordRepeat', c.t.passwordRepeat, 'password', '', err.passwordRepeat, 'autocomplete="new-password" required maxlength="1024"')}
+  <div class="actions">
+    <span></span>
+    <button type="submit">${e(c.t.register)}</button>
+  </div>
+</form>`, c.lang);
+}
+
+export function messagePage(lang: string, t: Messages, message: string): string {
+  return page(t.error, `<h1>${e(t.error)}</h1><p>${e(message)}</p>`, lang);
+}

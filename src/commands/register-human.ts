@@ -1,0 +1,22 @@
+import type { Database } from '../storage/database.ts';
+import { beginWrite } from '../storage/event-log.ts';
+import { userNameTaken } from '../storage/users.ts';
+import { AlreadyExists } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import { prepareHuman, writeHuman, type HumanInput, type OrgSettings } from './setup-org.ts';
+
+/**
+ * Self-registration at the login UI (prompt=create): a human in the org of
+ * the app being signed in to, with the email address as userName. The input
+ * is schema-valid; the password policy is checked here.
+ */
+export async function registerHuman(db: Database, settings: OrgSettings, orgId: string, human: HumanInput): Promise<string> {
+  const { passwordHash } = await prepareHuman(human, settings.passwordPolicy, 'human');
+  const userId = newId();
+  await db.transaction(async (tx) => {
+    const write = await beginWrite(tx, null);
+    if (await userNameTaken(tx, orgId, human.userName)) throw new AlreadyExists('an account with this login name already exists');
+    await writeHuman(write, human, { userId, orgId }, passwordHash);
+  });
+  return userId;
+}

@@ -1,0 +1,71 @@
+import type { Account, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
+import type { Queryable } from '../storage/database.ts';
+import { findUser, type UserRow } from '../storage/users.ts';
+import { findOrg } from '../storage/orgs.ts';
+import { loginName } from '../domain/users.ts';
+import { RESOURCE_OWNER_CLAIMS } from './claims.ts';
+
+const GENDER_CLAIM: Record<string, string> = { GENDER_FEMALE: 'female', GENDER_MALE: 'male', GENDER_DIVERSE: 'diverse' };
+
+/** Every claim of a user per SPEC 2.1; the engine keeps those of the granted scopes. */
+export function userClaims(user: UserRow, orgName: string): Record<string, unknown> {
+  const [idClaim, nameClaim, domainClaim] = RESOURCE_OWNER_CLAIMS;
+  const claims: Record<string, unknown> = {
+    sub: user.id,
+    [idClaim]: user.org_id,
+    [nameClaim]: orgName,
+    [domainClaim]: user.primary_domain,
+    preferred_username: loginName(user.user_name, user.primary_domain),
+    updated_at: Math.floor(new Date(user.change_date).getTime() / 1000),
+  };
+  if (user.type === 'human') {
+    Object.assign(claims, {
+      name: user.display_name,
+      given_name: user.first_name,
+      family_name: user.last_name,
+      ...(user.nick_name ? { nickname: user.nick_name } : {}),
+      ...(user.preferred_language ? { locale: user.preferred_language } : {}),
+      ...(user.gender && GENDER_CLAIM[user.gender] ? { gender: GENDER_CLAIM[user.gender] } : {}),
+      email: user.email,
+      email_verified: user.email_verified ?? false,
+      ...(user.phone ? { phone_number: user.phone, phone_number_verified: user.phone_verified ?? false } : {}),
+    });
+  } else {
+    claims.name = user.name;
+  }
+  return claims;
+}
+
+/** Whether the response that carries this ID token also carries an access token. */
+function accessTokenIssuedAlongside(ctx: KoaContextWithOIDC): boolean {
+  if (ctx.oidc.route === 'token') return true;
+  return String(ctx.oidc.params?.response_type ?? '').split(' ').includes('token');
+}
+
+/**
+ * SEED 4.1 rule 1: an ID token issued beside an access token carries no
+ * profile, email, phone or address claims (they come from userinfo) unless
+ * the app asks for them with idTokenUserinfoAssertion.
+ */
+function idTokenClaimsOnly(ctx: KoaContextWithOIDC, claims: Record<string, unknown>): Record<string, unknown> {
+  const client = ctx.oidc.client as unknown as { id_token_userinfo_assertion?: boolean } | undefined;
+  if (!accessTokenIssuedAlongside(ctx) || client?.id_token_userinfo_assertion) return claims;
+  return Object.fromEntries(Object.entries(claims).filter(([name]) => name === 'sub' || (RESOURCE_OWNER_CLAIMS as readonly string[]).includes(name)));
+}
+
+/** The engine's account lookup: active users only; removed users stop working at once. */
+export function accountFinder(db: Queryable): FindAccount {
+  return async (ctx, sub) => {
+    const user = await findUser(db, sub);
+    if (!user || user.state !== 'active') return undefined;
+    const org = await findOrg(db, user.org_id);
+    const account: Account = {
+      accountId: user.id,
+      async claims(use) {
+        const claims = userClaims(user, org?.name ?? '');
+        return (use === 'id_token' ? idTokenClaimsOnly(ctx, claims) : claims) as Awaited<ReturnType<Account['claims']>>;
+      },
+    };
+    return account;
+  };
+}

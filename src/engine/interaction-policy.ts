@@ -1,0 +1,27 @@
+import Provider, { interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
+import { liveBrowserAccounts, readBrowserAccounts } from './browser-accounts.ts';
+
+const { base, Prompt, Check } = interactionPolicy;
+
+/**
+ * The engine's login and consent prompts, plus the two SEED 4.1 adds:
+ * `create` (the registration form straight away) and `select_account` (the
+ * account picker: asked for, or when no prompt is given and the browser
+ * holds more than one signed-in user).
+ */
+export function interactionPolicyFor(): interactionPolicy.Prompt[] {
+  const policy = base();
+  policy.add(
+    new Prompt(
+      { name: 'select_account', requestable: true },
+      new Check('multiple_sessions', 'End-User must choose one of the signed-in accounts', 'account_selection_required', async (ctx: KoaContextWithOIDC) => {
+        if (ctx.oidc.params?.prompt !== undefined || ctx.oidc.result?.select_account || ctx.oidc.result?.login) return Check.NO_NEED_TO_PROMPT;
+        const live = await liveBrowserAccounts(ctx.oidc.provider as Provider, readBrowserAccounts(ctx.cookies));
+        return live.length > 1 ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT;
+      }),
+    ),
+    0,
+  );
+  policy.add(new Prompt({ name: 'create', requestable: true }), 0);
+  return policy;
+}

@@ -1,0 +1,13 @@
+/** The exact endpoint paths of SPEC 2. */
+export const ROUTES = {
+  authorization: '/oauth/v2/authorize',
+  token: '/oauth/v2/token',
+  introspection: '/oauth/v2/introspect',
+  revocation: '/oauth/v2/revoke',
+  jwks: '/oauth/v2/keys',
+  userinfo: '/oidc/v1/userinfo',
+  end_session: '/oidc/v1/end_session',
+} as const;
+
+/** Where the engine sends the browser for a login page (interactions/). */
+export const INTERACTION_PATH = '/ui/login';

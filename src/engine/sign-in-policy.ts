@@ -1,0 +1,128 @@
+import type Provider from 'oidc-provider';
+import type { KoaContextWithOIDC } from 'oidc-provider';
+import { decodeJwt } from 'jose';
+import { ROUTES as ROUTE_PATHS } from './routes.ts';
+import { forgetAccount, liveBrowserAccounts, readBrowserAccounts, rememberAccount, writeBrowserAccounts } from './browser-accounts.ts';
+
+type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>;
+
+/**
+ * First-party apps need no consent screen (SPEC 2.2): the grant of the
+ * browser session for this app is created, or extended, with the requested
+ * scopes and claims, so the engine's consent prompt has nothing to ask.
+ */
+export async function loadFirstPartyGrant(ctx: KoaContextWithOIDC) {
+  const { oidc } = ctx;
+  const accountId = oidc.session?.accountId;
+  const client = oidc.client;
+  if (!accountId || !client) return undefined;
+  const provider = oidc.provider as Provider;
+  const grantId = oidc.result?.consent?.grantId ?? oidc.session?.grantIdFor(client.clientId);
+  const existing = grantId ? await provider.Grant.find(grantId) : undefined;
+  const grant = existing && existing.accountId === accountId && existing.clientId === client.clientId
+    ? existing
+    : new provider.Grant({ accountId, clientId: client.clientId });
+  const scope = [...(oidc.requestParamOIDCScopes ?? [])].join(' ');
+  if (scope) grant.addOIDCScope(scope);
+  const claims = [...(oidc.requestParamClaims ?? [])];
+  if (claims.length) grant.addOIDCClaims(claims);
+  await grant.save();
+  return grant;
+}
+
+/**
+ * Access tokens issued in a browser session end with it (SPEC 2.2). Codes
+ * and refresh tokens of `offline_access` outlive it, as OIDC Core intends;
+ * their access tokens are revoked at logout by `revokeAccessTokensAtLogout`.
+ */
+export async function expiresWithSession(_ctx: KoaContextWithOIDC, token: { kind?: string; scopes: Set<string> }): Promise<boolean> {
+  return token.kind === 'AccessToken' || !token.scopes.has('offline_access');
+}
+
+/**
+ * The engine drops `offline_access` unless the request has prompt=consent
+ * (OIDC Core 11). SEED 4.2 issues a refresh token whenever it is requested,
+ * so consent is asked for on the caller's behalf; the login UI grants it
+ * without a page (first-party). prompt=none is left alone.
+ */
+export const offlineAccessAsksConsent: Middleware = async (ctx, next) => {
+  if (ctx.method === 'GET' && ctx.path === ROUTE_PATHS.authorization) {
+    const scope = typeof ctx.query.scope === 'string' ? ctx.query.scope.split(' ') : [];
+    const prompt = typeof ctx.query.prompt === 'string' ? ctx.query.prompt.split(' ').filter(Boolean) : [];
+    if (scope.includes('offline_access') && !prompt.includes('none') && !prompt.includes('consent')) {
+      ctx.query = { ...ctx.query, prompt: [...prompt, 'consent'].join(' ') };
+    }
+  }
+  await next();
+};
+
+/**
+ * A hint names a user (id_token_hint at authorize and end_session): when the
+ * browser holds that user's session but another one is in use, switch to it
+ * and ask again, so the engine acts on the hinted user's session (SPEC 2.2).
+ */
+export function switchToHintedSession(cookieOptions: Record<string, unknown>): Middleware {
+  return async (ctx, next) => {
+    const hint = ctx.method === 'GET' && (ctx.path === ROUTE_PATHS.authorization || ctx.path === ROUTE_PATHS.end_session) ? ctx.query.id_token_hint : undefined;
+    if (typeof hint === 'string' && hint.length < 8192) {
+      let sub: unknown;
+      try {
+        sub = decodeJwt(hint).sub;
+      } catch {
+        sub = undefined; // the engine itself rejects the malformed hint
+      }
+      if (typeof sub === 'string') {
+        const provider = ctx.app as unknown as Provider;
+        const live = await liveBrowserAccounts(provider, readBrowserAccounts(ctx.cookies));
+        const target = live.find((a) => a.accountId === sub);
+        const current = ctx.cookies.get(provider.cookieName('session'));
+        if (target && target.sessionId !== current) {
+          ctx.cookies.set(provider.cookieName('session'), target.sessionId, cookieOptions);
+          ctx.status = 303;
+          ctx.redirect(ctx.originalUrl);
+          return;
+        }
+      }
+    }
+    await next();
+  };
+}
+
+/** Keeps the browser's list of signed-in users current as sessions come and go. */
+export function recordBrowserAccounts(cookieOptions: Record<string, unknown>): Middleware {
+  return async (ctx, next) => {
+    await next();
+    const route = ctx.oidc?.route;
+    const session = ctx.oidc?.session as unknown as { accountId?: string; uid: string; destroyed?: boolean } | undefined;
+    if (!session) return;
+    if ((route === 'authorization' || route === 'resume') && session.accountId && !session.destroyed) {
+      const accounts = readBrowserAccounts(ctx.cookies);
+      if (accounts[0]?.accountId !== session.accountId || accounts[0]?.sessionUid !== session.uid) {
+        writeBrowserAccounts(ctx.cookies, rememberAccount(accounts, { accountId: session.accountId, sessionUid: session.uid }), cookieOptions);
+      }
+    }
+    if (route === 'end_session_confirm' && session.destroyed && session.accountId) {
+      writeBrowserAccounts(ctx.cookies, forgetAccount(readBrowserAccounts(ctx.cookies), session.accountId), cookieOptions);
+    }
+  };
+}
+
+/**
+ * At logout the engine revokes the grants that end with the session; grants
+ * with offline_access survive (their refresh tokens are meant to), but the
+ * access tokens issued in the session must not (SPEC 2.2): revoke those.
+ */
+export const revokeAccessTokensAtLogout: Middleware = async (ctx, next) => {
+  await next();
+  if (ctx.oidc?.route !== 'end_session_confirm') return;
+  const session = ctx.oidc.session as unknown as { destroyed?: boolean; authorizations?: Record<string, { grantId?: string }> } | undefined;
+  if (!session?.destroyed || !session.authorizations) return;
+  const provider = ctx.oidc.provider as Provider;
+  const adapter = (provider.AccessToken as unknown as { adapter: { revokeByGrantId(id: string): Promise<void> } }).adapter;
+  await Promise.all(
+    Object.values(session.authorizations)
+      .map((authorization) => authorization.grantId)
+      .filter((grantId): grantId is string => Boolean(grantId))
+      .map((grantId) => adapter.revokeByGrantId(grantId)),
+  );
+};
