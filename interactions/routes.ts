@@ -94,7 +94,9 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     ctx.type = 'html';
     ctx.set('Cache-Control', 'no-store');
     ctx.set('X-Frame-Options', 'DENY');
-    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+    // No form-action: a login form's redirect chain ends at the app's
+    // redirect_uri, on another origin, and browsers apply form-action to it.
+    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'");
     ctx.set('Referrer-Policy', 'no-referrer');
     ctx.body = html;
   }

@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { freePort, ROOT, startInProcess, type InProcessServer } from './server.ts';
+
+// Browser sign-in tests: the real server in this process, Debian's Chromium
+// driven by playwright-core (never a downloaded browser), a local relying
+// party that receives the redirects, and API helpers to set the scene.
+
+export const ARTIFACTS = join(ROOT, 'artifacts');
+
+/** Debian's Chromium, headless, with no traffic of its own to the closed network. */
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** Saves a screenshot under artifacts/ (not committed) for a person to look at. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+export interface RelyingParty {
+  /** http://localhost:PORT — a loopback origin apps may register in devMode. */
+  origin: string;
+  callback: string;
+  loggedOut: string;
+  /** Serves `html` at `path` (for the single-page app). */
+  serve(path: string, html: string, type?: string): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A relying party's web server: `/cb` and `/bye` answer a small page, so the
+ * test reads the redirect from the browser's URL (query or fragment).
+ */
+export async function startRelyingParty(): Promise<RelyingParty> {
+  const port = await freePort();
+  const pages = new Map<string, { body: string; type: string }>();
+  const server: Server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const page = pages.get(path) ?? { body: `<!doctype html><title>${path}</title><p>${path}</p>`, type: 'text/html' };
+    res.writeHead(200, { 'content-type': page.type, 'cache-control': 'no-store' });
+    res.end(page.body);
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const origin = `http://localhost:${port}`;
+  return {
+    origin,
+    callback: `${origin}/cb`,
+    loggedOut: `${origin}/bye`,
+    serve(path, body, type = 'text/html') {
+      pages.set(path, { body, type });
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** The browser build of oidc-client-ts, to serve to the single-page app. */
+export function oidcClientTsBundle(): string {
+  return readFileSync(join(ROOT, 'node_modules/oidc-client-ts/dist/browser/oidc-client-ts.min.js'), 'utf8');
+}
+
+export interface AppOptions {
+  name?: string;
+  redirectUris?: string[];
+  postLogoutRedirectUris?: string[];
+  responseTypes?: string[];
+  grantTypes?: string[];
+  appType?: string;
+  authMethodType?: string;
+  accessTokenType?: string;
+  idTokenUserinfoAssertion?: boolean;
+  devMode?: boolean;
+}
+
+export interface TestUser {
+  userId: string;
+  userName: string;
+  loginName: string;
+  password: string;
+}
+
+export interface SignInWorld {
+  server: InProcessServer;
+  /** The issuer; the server also answers on localhost, which the browser uses. */
+  issuer: string;
+  adminPat: string;
+  orgId: string;
+  projectId: string;
+  api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  createApp(options: AppOptions): Promise<{ appId: string; clientId: string; clientSecret?: string }>;
+  createUser(userName: string, profile?: { firstName?: string; lastName?: string; email?: string; phone?: string; preferredLanguage?: string }): Promise<TestUser>;
+  stop(): Promise<void>;
+}
+
+let counter = 0;
+
+/**
+ * The server with an org "ACME" (domain acme.example.test) and a project,
+ * ready for apps and users. ISSUER is http://localhost:PORT so that apps may
+ * use http://localhost redirect URIs in devMode and the browser shares one
+ * cookie host with the issuer.
+ */
+export async function startSignInWorld(env: Record<string, string> = {}): Promise<SignInWorld> {
+  const port = await freePort();
+  const server = await startInProcess({ PORT: String(port), ISSUER: `http://localhost:${port}`, INSTANCE_DOMAIN: 'example.test', ...env });
+  const adminPat = readFileSync(join(server.config.dataDir, 'admin.pat'), 'utf8').trim();
+  const api: SignInWorld['api'] = async (method, path, body) => {
+    const response = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${adminPat}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(orgId ? { 'x-service-orgid': orgId } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    assert.ok(response.status < 500, `${method} ${path} answered ${response.status}: ${text}`);
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  };
+  let orgId = '';
+  const setup = await api('POST', '/admin/v1/orgs/_setup', {
+    org: { name: 'ACME', domain: 'acme.example.test' },
+    human: { userName: 'owner', profile: { firstName: 'Olive', lastName: 'Owner' }, email: { email: 'owner@acme.example.test' }, password: 'Owner-Passw0rd' },
+  });
+  assert.equal(setup.status, 200, JSON.stringify(setup.body));
+  orgId = setup.body.orgId;
+  const project = await api('POST', '/management/v1/projects', { name: 'Shop' });
+  assert.equal(project.status, 200, JSON.stringify(project.body));
+
+  return {
+    server,
+    issuer: server.issuer,
+    adminPat,
+    orgId,
+    projectId: project.body.id,
+    api,
+    async createApp(options) {
+      const response = await api('POST', `/management/v1/projects/${project.body.id}/apps/oidc`, { name: options.name ?? `app ${++counter}`, devMode: true, ...options });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      return response.body;
+    },
+    async createUser(userName, profile = {}) {
+      const password = `Pw-${userName}-1234`;
+      const response = await api('POST', '/management/v1/users/human', {
+        userName,
+        profile: { firstName: profile.firstName ?? userName[0]!.toUpperCase() + userName.slice(1), lastName: profile.lastName ?? 'Tester', ...(profile.preferredLanguage ? { preferredLanguage: profile.preferredLanguage } : {}) },
+        email: { email: profile.email ?? `${userName}@acme.example.test`, isEmailVerified: true },
+        ...(profile.phone ? { phone: { phone: profile.phone } } : {}),
+        password,
+      });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      return { userId: response.body.userId, userName, loginName: `${userName}@acme.example.test`, password };
+    },
+    stop: () => server.stop(),
+  };
+}
+
+/** Completes the login name and password pages in the browser. */
+export async function signIn(page: Page, user: { loginName: string; password: string }): Promise<void> {
+  await page.fill('#loginName', user.loginName);
+  await page.click('button[type=submit]');
+  await page.fill('#password', user.password);
+  await page.click('button[type=submit]');
+}
+
+/** Waits until the browser lands on `prefix` and returns that URL. */
+export async function landedOn(page: Page, prefix: string): Promise<URL> {
+  await page.waitForURL((url) => url.href.startsWith(prefix), { timeout: 15_000 });
+  return new URL(page.url());
+}
