@@ -1,0 +1,282 @@
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { UsageError, type CommandSpec, type Values } from './args.ts';
+import { isObject } from './http.ts';
+import { json, secretLines } from './output.ts';
+
+// The commands table: for each command its options, the API call it makes
+// and the human-readable lines of its result.
+
+export interface ApiRequest {
+  method: 'GET' | 'POST' | 'PUT';
+  path: string;
+  body?: unknown;
+}
+
+export interface Command extends CommandSpec {
+  request(values: Values): ApiRequest;
+  /** Lines printed without --json. */
+  describe(response: Record<string, any>, values: Values): string[];
+  /** Side effect after a successful call (with or without --json), e.g. writing the key file. */
+  after?(response: Record<string, any>, values: Values): void;
+}
+
+/** An expected failure outside the API (a file that cannot be read or written): exit 1. */
+export class CliError extends Error {
+  /** Printed on stdout before the error, e.g. a secret that must not be lost. */
+  readonly output: string[];
+  constructor(message: string, output: string[] = []) {
+    super(message);
+    this.output = output;
+  }
+}
+
+export function str(values: Values, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function list(values: Values, name: string): string[] {
+  const value = values[name];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+const id = (value: string) => encodeURIComponent(value);
+
+/** Maps a friendly option value onto the API enum; anything else is a usage error. */
+function mapped(command: string, option: string, value: string, table: Record<string, string>): string {
+  const key = value.toLowerCase().replaceAll('-', '_');
+  const found = Object.entries(table).find(([friendly]) => friendly.replaceAll('-', '_') === key);
+  if (!found) throw new UsageError(`--${option} must be one of ${Object.keys(table).join(', ')} (got '${value}')`, command);
+  return found[1];
+}
+
+/** An --expires value as RFC 3339 (`2030-01-01` → `2030-01-01T00:00:00.000Z`). */
+function expiration(command: string, values: Values): { expirationDate?: string } {
+  const value = str(values, 'expires');
+  if (value === undefined) return {};
+  const time = Date.parse(value);
+  if (Number.isNaN(time)) throw new UsageError(`--expires must be an ISO 8601 date or date-time (got '${value}')`, command);
+  return { expirationDate: new Date(time).toISOString() };
+}
+
+function readSecretFile(path: string, what: string): string {
+  try {
+    return readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+  } catch (err) {
+    throw new CliError(`cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+const APP_TYPES = { web: 'OIDC_APP_TYPE_WEB', 'user-agent': 'OIDC_APP_TYPE_USER_AGENT', native: 'OIDC_APP_TYPE_NATIVE' };
+const AUTH_METHODS = {
+  basic: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+  post: 'OIDC_AUTH_METHOD_TYPE_POST',
+  none: 'OIDC_AUTH_METHOD_TYPE_NONE',
+  'private-key-jwt': 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT',
+};
+const RESPONSE_TYPES = { code: 'OIDC_RESPONSE_TYPE_CODE', id_token: 'OIDC_RESPONSE_TYPE_ID_TOKEN', id_token_token: 'OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN' };
+const GRANT_TYPES = {
+  authorization_code: 'OIDC_GRANT_TYPE_AUTHORIZATION_CODE',
+  implicit: 'OIDC_GRANT_TYPE_IMPLICIT',
+  refresh_token: 'OIDC_GRANT_TYPE_REFRESH_TOKEN',
+  token_exchange: 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE',
+};
+const APP_TOKEN_TYPES = { bearer: 'OIDC_TOKEN_TYPE_BEARER', jwt: 'OIDC_TOKEN_TYPE_JWT' };
+const USER_TOKEN_TYPES = { bearer: 'ACCESS_TOKEN_TYPE_BEARER', jwt: 'ACCESS_TOKEN_TYPE_JWT' };
+
+/** The key file inside an add-key answer. */
+function keyFile(response: Record<string, any>): string {
+  return Buffer.from(String(response.keyDetails ?? ''), 'base64').toString('utf8');
+}
+
+export const COMMANDS: Command[] = [
+  {
+    name: 'setup-org',
+    summary: 'create an organization with its first human user and that user\'s org roles (needs IAM_OWNER)',
+    options: {
+      name: { type: 'string', arg: '<org>', description: 'organization name' },
+      domain: { type: 'string', arg: '<domain>', description: 'primary domain (default: generated from the name)' },
+      user: { type: 'string', arg: '<userName>', description: 'user name of the first user' },
+      'first-name': { type: 'string', arg: '<first>', description: 'first name' },
+      'last-name': { type: 'string', arg: '<last>', description: 'last name' },
+      email: { type: 'string', arg: '<email>', description: 'email address' },
+      password: { type: 'string', arg: '<password>', description: 'initial password (visible to other local users; prefer --password-file)' },
+      'password-file': { type: 'string', arg: '<file>', description: 'file holding the initial password' },
+      role: { type: 'string', multiple: true, arg: '<role>', description: 'org role, repeatable (default ORG_OWNER)' },
+    },
+    required: ['name', 'user', 'first-name', 'last-name', 'email'],
+    request(values) {
+      const file = str(values, 'password-file');
+      if (file !== undefined && str(values, 'password') !== undefined) throw new UsageError('give --password or --password-file, not both', 'setup-org');
+      const password = file !== undefined ? readSecretFile(file, 'password file') : str(values, 'password');
+      const domain = str(values, 'domain');
+      const roles = list(values, 'role');
+      return {
+        method: 'POST',
+        path: '/admin/v1/orgs/_setup',
+        body: {
+          org: { name: str(values, 'name'), ...(domain !== undefined ? { domain } : {}) },
+          human: {
+            userName: str(values, 'user'),
+            profile: { firstName: str(values, 'first-name'), lastName: str(values, 'last-name') },
+            email: { email: str(values, 'email') },
+            ...(password !== undefined ? { password } : {}),
+          },
+          ...(roles.length ? { roles } : {}),
+        },
+      };
+    },
+    describe: (r, v) => [`Created org ${str(v, 'name')} (orgId ${r.orgId}), user ${str(v, 'user')} (userId ${r.userId})`],
+  },
+  {
+    name: 'add-project',
+    summary: 'create a project in the org',
+    options: { name: { type: 'string', arg: '<name>', description: 'project name' } },
+    required: ['name'],
+    request: (values) => ({ method: 'POST', path: '/management/v1/projects', body: { name: str(values, 'name') } }),
+    describe: (r, v) => [`Created project ${str(v, 'name')} (projectId ${r.id})`],
+  },
+  {
+    name: 'add-app',
+    summary: 'create an OIDC app (client) in a project',
+    options: {
+      project: { type: 'string', arg: '<projectId>', description: 'project id' },
+      name: { type: 'string', arg: '<name>', description: 'app name' },
+      'redirect-uri': { type: 'string', multiple: true, arg: '<uri>', description: 'redirect URI, repeatable' },
+      'post-logout-uri': { type: 'string', multiple: true, arg: '<uri>', description: 'post-logout redirect URI, repeatable' },
+      type: { type: 'string', arg: '<type>', description: 'web (default), user-agent or native' },
+      auth: { type: 'string', arg: '<method>', description: 'client authentication: basic (default), post, none or private-key-jwt' },
+      'response-type': { type: 'string', multiple: true, arg: '<type>', description: 'code (default), id_token or id_token_token; repeatable' },
+      grant: { type: 'string', multiple: true, arg: '<grant>', description: 'authorization_code (default), implicit, refresh_token or token_exchange; repeatable' },
+      'access-token': { type: 'string', arg: '<type>', description: 'bearer (opaque, default) or jwt' },
+      'dev-mode': { type: 'boolean', description: 'allow http and localhost redirect URIs' },
+      'id-token-userinfo': { type: 'boolean', description: 'put the userinfo claims into the ID token' },
+    },
+    required: ['project', 'name'],
+    request(values) {
+      const body: Record<string, unknown> = { name: str(values, 'name') };
+      const redirects = list(values, 'redirect-uri');
+      const logouts = list(values, 'post-logout-uri');
+      const responses = list(values, 'response-type');
+      const grants = list(values, 'grant');
+      const type = str(values, 'type');
+      const auth = str(values, 'auth');
+      const token = str(values, 'access-token');
+      if (redirects.length) body.redirectUris = redirects;
+      if (logouts.length) body.postLogoutRedirectUris = logouts;
+      if (responses.length) body.responseTypes = responses.map((r) => mapped('add-app', 'response-type', r, RESPONSE_TYPES));
+      if (grants.length) body.grantTypes = grants.map((g) => mapped('add-app', 'grant', g, GRANT_TYPES));
+      if (type !== undefined) body.appType = mapped('add-app', 'type', type, APP_TYPES);
+      if (auth !== undefined) body.authMethodType = mapped('add-app', 'auth', auth, AUTH_METHODS);
+      if (token !== undefined) body.accessTokenType = mapped('add-app', 'access-token', token, APP_TOKEN_TYPES);
+      if (values['dev-mode'] === true) body.devMode = true;
+      if (values['id-token-userinfo'] === true) body.idTokenUserinfoAssertion = true;
+      return { method: 'POST', path: `/management/v1/projects/${id(str(values, 'project')!)}/apps/oidc`, body };
+    },
+    describe: (r, v) => [
+      `Created app ${str(v, 'name')} (appId ${r.appId}), clientId ${r.clientId}`,
+      ...(typeof r.clientSecret === 'string' ? secretLines('Client secret', r.clientSecret) : []),
+    ],
+  },
+  {
+    name: 'add-machine-user',
+    summary: 'create a machine user (service account) in the org',
+    options: {
+      user: { type: 'string', arg: '<userName>', description: 'user name; the client_id of the client_credentials grant' },
+      name: { type: 'string', arg: '<name>', description: 'display name' },
+      description: { type: 'string', arg: '<text>', description: 'description' },
+      'access-token': { type: 'string', arg: '<type>', description: 'bearer (opaque, default) or jwt' },
+    },
+    required: ['user', 'name'],
+    request(values) {
+      const description = str(values, 'description');
+      const token = str(values, 'access-token');
+      return {
+        method: 'POST',
+        path: '/management/v1/users/machine',
+        body: {
+          userName: str(values, 'user'),
+          name: str(values, 'name'),
+          ...(description !== undefined ? { description } : {}),
+          ...(token !== undefined ? { accessTokenType: mapped('add-machine-user', 'access-token', token, USER_TOKEN_TYPES) } : {}),
+        },
+      };
+    },
+    describe: (r, v) => [`Created machine user ${str(v, 'user')} (userId ${r.userId})`],
+  },
+  {
+    name: 'add-key',
+    summary: 'create a JSON key of a machine user (JWT profile grant); the key file is shown once',
+    options: {
+      user: { type: 'string', arg: '<userId>', description: 'machine user id' },
+      expires: { type: 'string', arg: '<date>', description: 'expiry, ISO 8601 (e.g. 2030-01-01); default: never' },
+      out: { type: 'string', arg: '<file>', description: 'write the key file here (mode 0600) instead of printing it' },
+    },
+    required: ['user'],
+    request(values) {
+      const out = str(values, 'out');
+      if (out !== undefined) checkWritable(out);
+      return { method: 'POST', path: `/management/v1/users/${id(str(values, 'user')!)}/keys`, body: { type: 'KEY_TYPE_JSON', ...expiration('add-key', values) } };
+    },
+    after(response, values) {
+      const out = str(values, 'out');
+      if (out === undefined) return;
+      try {
+        writeFileSync(out, keyFile(response) + '\n', { mode: 0o600 });
+        chmodSync(out, 0o600);
+      } catch (err) {
+        throw new CliError(`cannot write ${out}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, secretLines('Key file', keyFile(response)));
+      }
+    },
+    describe(r, v) {
+      const out = str(v, 'out');
+      const head = `Created key ${r.keyId} for user ${str(v, 'user')}`;
+      if (out !== undefined) return [head, `Key file written to ${out} (mode 0600). It is shown once: keep it safe, the private key cannot be retrieved again.`];
+      return [head, ...secretLines('Key file', keyFile(r))];
+    },
+  },
+  {
+    name: 'add-secret',
+    summary: 'generate a client secret of a machine user (client_credentials grant); replaces the previous one',
+    options: { user: { type: 'string', arg: '<userId>', description: 'machine user id' } },
+    required: ['user'],
+    request: (values) => ({ method: 'PUT', path: `/management/v1/users/${id(str(values, 'user')!)}/secret`, body: {} }),
+    describe: (r) => [`clientId: ${r.clientId}`, ...secretLines('Client secret', String(r.clientSecret))],
+  },
+  {
+    name: 'add-pat',
+    summary: 'create a personal access token of a machine user',
+    options: {
+      user: { type: 'string', arg: '<userId>', description: 'machine user id' },
+      expires: { type: 'string', arg: '<date>', description: 'expiry, ISO 8601 (e.g. 2030-01-01); default: never' },
+    },
+    required: ['user'],
+    request: (values) => ({ method: 'POST', path: `/management/v1/users/${id(str(values, 'user')!)}/pats`, body: expiration('add-pat', values) }),
+    describe: (r, v) => [`Created personal access token ${r.tokenId} for user ${str(v, 'user')}`, ...secretLines('Token', String(r.token))],
+  },
+  {
+    name: 'rotate-keys',
+    summary: 'rotate the signing keys (needs IAM_OWNER)',
+    options: {},
+    required: [],
+    request: () => ({ method: 'POST', path: '/admin/v1/signing_keys/_rotate', body: {} }),
+    describe: (r) => ['Rotated the signing keys.', ...Object.entries(r).filter(([key]) => key !== 'details').map(([key, value]) => `${key}: ${isObject(value) || Array.isArray(value) ? json(value) : String(value)}`)],
+  },
+];
+
+/** Fails before the call when --out cannot be written, so no key is created and lost. */
+function checkWritable(path: string): void {
+  let isDir = false;
+  try {
+    isDir = statSync(dirname(resolve(path))).isDirectory();
+  } catch {
+    // missing folder
+  }
+  if (!isDir) throw new CliError(`cannot write ${path}: folder ${dirname(resolve(path))} does not exist`);
+  try {
+    if (statSync(path).isDirectory()) throw new CliError(`cannot write ${path}: it is a folder`);
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+  }
+}
