@@ -7,7 +7,9 @@ import { openDatabase, type Database } from './storage/database.ts';
 import { migrate } from './storage/migrate.ts';
 import { connectRedis } from './storage/redis.ts';
 import { deriveKey, resolveMasterKey, verifyMasterKey } from './keys/master-key.ts';
-import { ensureSigningKey, loadSigningKeys } from './keys/signing-keys.ts';
+import { ensureSigningKey, loadSigningKeys, type SigningKey } from './keys/signing-keys.ts';
+import { advanceSigningKeys } from './keys/rotation.ts';
+import { watchSigningKeys } from './keys/key-watcher.ts';
 import { createAdapterFactory } from '../adapters/index.ts';
 import { ClientDirectory } from '../adapters/clients.ts';
 import { deleteExpiredEngineRecords } from '../adapters/postgres.ts';
@@ -35,6 +37,8 @@ export interface RunningServer {
 }
 
 const SWEEP_INTERVAL_MS = 60_000;
+/** Every node sees a key rotation within this (SPEC 2.1: within 5 seconds). */
+const KEY_POLL_MS = 2_000;
 
 /** Start-up, in order: storage → keys → engine → app → listen. */
 export async function startServer(config: ConfigResult, log: Logger): Promise<RunningServer> {
@@ -65,24 +69,26 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     }
 
     await ensureSigningKey(db, sealingKey);
+    await advanceSigningKeys(db, sealingKey, { interval: config.keyRotationInterval });
     const retainFor = Math.max(config.idTokenLifetime, config.accessTokenLifetime);
     const keys = await loadSigningKeys(db, sealingKey, retainFor);
 
     const clients = new ClientDirectory(db, ENGINE_GRANT_TYPES);
     const adapter = createAdapterFactory({ db, redis, clients });
-    const engine = new EngineHolder(
-      buildProvider(
-        {
-          config,
-          jwks: keys.map((k) => k.privateJwk),
-          cookieKeys: [deriveKey(master.key, 'cookie signing')],
-          secretKey,
-          adapter,
-          findAccount: accountFinder(db),
-        },
-        log,
-      ),
+    const engineDeps = {
+      config,
+      cookieKeys: [deriveKey(master.key, 'cookie signing')],
+      secretKey,
+      adapter,
+      findAccount: accountFinder(db),
+    };
+    const build = (current: SigningKey[]) => buildProvider({ ...engineDeps, jwks: current.map((k) => k.privateJwk) }, log);
+    const engine = new EngineHolder(build(keys));
+    const keyWatcher = watchSigningKeys(
+      { db, sealingKey, retainFor, rotationInterval: config.keyRotationInterval, pollMs: KEY_POLL_MS, log, onChange: (current) => engine.swap(build(current)) },
+      keys.map((k) => k.kid).join(','),
     );
+    closers.unshift(() => keyWatcher.stop());
 
     const dependencies: Dependency[] = [{ name: db.kind === 'postgres' ? 'postgres' : 'database', ping: () => db.ping() }];
     if (redis) dependencies.push({ name: 'redis', ping: () => redis.ping() });
@@ -94,7 +100,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       engine,
       routers: [
         healthRoutes(dependencies),
-        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey)], secretKey, clients, engine }),
+        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey)], secretKey, clients, engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
         interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime }),
       ],
     });

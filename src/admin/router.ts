@@ -12,6 +12,7 @@ import { memberRoutes } from './members.ts';
 import { featureRoutes } from './features.ts';
 import { projectRoutes } from './projects.ts';
 import { appRoutes } from './apps.ts';
+import { signingKeyRoutes, type SigningKeyAdmin } from './signing-keys.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
 import type { ClientDirectory } from '../../adapters/clients.ts';
 
@@ -24,6 +25,7 @@ export interface AdminApiDeps {
   secretKey: Buffer;
   clients: ClientDirectory;
   engine: EngineHolder;
+  signingKeys: SigningKeyAdmin;
 }
 
 const API_PREFIXES = ['/admin/v1', '/management/v1', '/v2'];
@@ -41,8 +43,8 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
  * The admin and management REST API (SPEC 3): errors in one format, JSON
  * bodies, bearer authentication, then the resource routes.
  */
-export function adminRouter({ db, log, settings, verifiers, secretKey, clients, engine }: AdminApiDeps): Router {
-  const resources = [orgRoutes(db, settings), userRoutes(db, settings, secretKey), memberRoutes(db), featureRoutes(db), projectRoutes(db), appRoutes({ db, engine, clients, secretKey })];
+export function adminRouter({ db, log, settings, verifiers, secretKey, clients, engine, signingKeys }: AdminApiDeps): Router {
+  const resources = [orgRoutes(db, settings), userRoutes(db, settings, secretKey), memberRoutes(db), featureRoutes(db), projectRoutes(db), appRoutes({ db, engine, clients, secretKey }), signingKeyRoutes(db, signingKeys)];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us
   // read a megabyte.
