@@ -1,14 +1,17 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { Queryable } from '../src/storage/database.ts';
 import { activeAppKeys, findAppByClientId, settingsOf } from '../src/storage/apps.ts';
+import { findMachineById, findMachinesByClientId } from '../src/storage/credentials.ts';
 import { toClientMetadata } from '../src/domain/apps.ts';
+import { JWT_BEARER_GRANT, jwtProfileClientId, machineClientMetadata, machineUserOfJwtProfileClient } from '../src/domain/machine-clients.ts';
 
 /** How long a node may serve an app's settings before reading them again. */
 export const CLIENT_CACHE_TTL_MS = 3000;
 const MAX_ENTRIES = 10_000;
 
 /**
- * The engine's clients are our OIDC apps, read from PostgreSQL. The engine
+ * The engine's clients are our OIDC apps and our machine users, read from
+ * PostgreSQL. The engine
  * looks its client up on every request, so apps are cached briefly — unknown
  * ids too, so garbage client_ids cannot flood the database. A write on this
  * node invalidates at once; other nodes see it when the entry ages out,
@@ -39,9 +42,14 @@ export class ClientDirectory {
   }
 
   async #load(clientId: string): Promise<AdapterPayload | undefined> {
-    if (clientId.length > 200) return undefined;
+    if (clientId.length > 500) return undefined;
+    const jwtProfileUser = machineUserOfJwtProfileClient(clientId);
+    if (jwtProfileUser) {
+      const machine = await findMachineById(this.#db, jwtProfileUser);
+      return machine && (machineClientMetadata({ clientId: jwtProfileClientId(machine.id), userId: machine.id, orgId: machine.org_id, accessTokenType: machine.access_token_type, grant: JWT_BEARER_GRANT }) as AdapterPayload);
+    }
     const app = await findAppByClientId(this.#db, clientId);
-    if (!app) return undefined;
+    if (!app) return this.#loadMachine(clientId);
     const publicKeys = app.auth_method === 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT' ? await activeAppKeys(this.#db, app.id) : [];
     return toClientMetadata(
       {
@@ -54,6 +62,21 @@ export class ClientDirectory {
       },
       this.#engineGrantTypes,
     ) as AdapterPayload;
+  }
+
+  /** A machine user with a client secret, named by its userName (SPEC 2.3 client_credentials). */
+  async #loadMachine(clientId: string): Promise<AdapterPayload | undefined> {
+    const candidates = await findMachinesByClientId(this.#db, clientId);
+    const machine = candidates.find((c) => c.full_match) ?? (candidates.length === 1 ? candidates[0] : undefined);
+    if (!machine?.secret_digest) return undefined;
+    return machineClientMetadata({
+      clientId,
+      userId: machine.id,
+      orgId: machine.org_id,
+      accessTokenType: machine.access_token_type,
+      grant: 'client_credentials',
+      secretDigest: Buffer.from(machine.secret_digest).toString('base64url'),
+    }) as AdapterPayload;
   }
 }
 

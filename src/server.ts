@@ -22,6 +22,7 @@ import { interactionRouter } from '../interactions/index.ts';
 import { createApp } from './app.ts';
 import { adminRouter } from './admin/router.ts';
 import { patVerifier } from './queries/verify-pat.ts';
+import { engineTokenVerifier } from './queries/verify-access-token.ts';
 import { firstStart } from './commands/first-start.ts';
 import { InvalidArgument } from './domain/errors.ts';
 import { ConfigError } from '../config/load.ts';
@@ -77,6 +78,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const adapter = createAdapterFactory({ db, redis, clients });
     const engineDeps = {
       config,
+      db,
       cookieKeys: [deriveKey(master.key, 'cookie signing')],
       secretKey,
       adapter,
@@ -100,7 +102,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       engine,
       routers: [
         healthRoutes(dependencies),
-        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey)], secretKey, clients, engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
+        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db)], secretKey, clients, engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
         interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime }),
       ],
     });

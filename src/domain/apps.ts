@@ -144,6 +144,7 @@ export const EXTRA_CLIENT_METADATA = [
   'dev_mode',
   'project_id',
   'org_id',
+  'machine_user_id',
 ] as const;
 
 export interface ClientSource {

@@ -3,7 +3,8 @@ import type { Queryable } from '../storage/database.ts';
 import { findUser, type UserRow } from '../storage/users.ts';
 import { findOrg } from '../storage/orgs.ts';
 import { loginName } from '../domain/users.ts';
-import { RESOURCE_OWNER_CLAIMS } from './claims.ts';
+import { RESOURCE_OWNER_CLAIMS, ROLES_CLAIM, ROLES_SCOPE } from './claims.ts';
+import { rolesOfUser } from '../storage/grants.ts';
 
 const GENDER_CLAIM: Record<string, string> = { GENDER_FEMALE: 'female', GENDER_MALE: 'male', GENDER_DIVERSE: 'diverse' };
 
@@ -50,7 +51,30 @@ function accessTokenIssuedAlongside(ctx: KoaContextWithOIDC): boolean {
 function idTokenClaimsOnly(ctx: KoaContextWithOIDC, claims: Record<string, unknown>): Record<string, unknown> {
   const client = ctx.oidc.client as unknown as { id_token_userinfo_assertion?: boolean } | undefined;
   if (!accessTokenIssuedAlongside(ctx) || client?.id_token_userinfo_assertion) return claims;
-  return Object.fromEntries(Object.entries(claims).filter(([name]) => name === 'sub' || (RESOURCE_OWNER_CLAIMS as readonly string[]).includes(name)));
+  return Object.fromEntries(Object.entries(claims).filter(([name]) => name === 'sub' || name === ROLES_CLAIM || (RESOURCE_OWNER_CLAIMS as readonly string[]).includes(name)));
+}
+
+interface RoleClient {
+  project_id?: string;
+  id_token_role_assertion?: boolean;
+  access_token_role_assertion?: boolean;
+}
+
+/**
+ * SPEC 2.1 roles claim `{roleKey: {orgId: orgPrimaryDomain}}`, for the app's
+ * project: when the roles scope was granted, or the app asserts roles in ID
+ * tokens (idTokenRoleAssertion) or at userinfo/introspection
+ * (accessTokenRoleAssertion).
+ */
+async function rolesClaim(db: Queryable, ctx: KoaContextWithOIDC, userId: string, use: string, scope: string): Promise<Record<string, Record<string, string>> | undefined> {
+  const client = ctx.oidc.client as unknown as RoleClient | undefined;
+  const asked = scope.split(' ').includes(ROLES_SCOPE) || (use === 'id_token' ? client?.id_token_role_assertion : client?.access_token_role_assertion);
+  if (!asked) return undefined;
+  const roles = await rolesOfUser(db, userId, client?.project_id ? [client.project_id] : undefined);
+  if (!roles.length) return undefined;
+  const claim: Record<string, Record<string, string>> = {};
+  for (const role of roles) (claim[role.roleKey] ??= {})[role.orgId] = role.orgPrimaryDomain;
+  return claim;
 }
 
 /** The engine's account lookup: active users only; removed users stop working at once. */
@@ -61,8 +85,10 @@ export function accountFinder(db: Queryable): FindAccount {
     const org = await findOrg(db, user.org_id);
     const account: Account = {
       accountId: user.id,
-      async claims(use) {
+      async claims(use, scope) {
         const claims = userClaims(user, org?.name ?? '');
+        const roles = await rolesClaim(db, ctx, user.id, use, scope ?? '');
+        if (roles) claims[ROLES_CLAIM] = roles;
         return (use === 'id_token' ? idTokenClaimsOnly(ctx, claims) : claims) as Awaited<ReturnType<Account['claims']>>;
       },
     };

@@ -7,10 +7,19 @@ export const RESOURCE_OWNER_CLAIMS = [
   'urn:service:iam:user:resourceowner:primary_domain',
 ] as const;
 
-export const SCOPES = ['openid', 'profile', 'email', 'phone', 'address', 'offline_access'];
+/** SPEC 2.1: the project roles claim, and the scope that asks for it. */
+export const ROLES_CLAIM = 'urn:service:iam:org:project:roles';
+export const ROLES_SCOPE = ROLES_CLAIM;
+/** SPEC 2.1: puts this service's management API into the token's audience. */
+export const API_SCOPE = 'urn:service:iam:api';
+
+export const SCOPES = ['openid', 'profile', 'email', 'phone', 'address', 'offline_access', ROLES_SCOPE, API_SCOPE];
+export const KNOWN_SCOPES: ReadonlySet<string> = new Set(SCOPES);
 
 export const CLAIMS_BY_SCOPE: Record<string, string[]> = {
-  openid: ['sub', ...RESOURCE_OWNER_CLAIMS],
+  // The roles claim is mapped to openid so the app's role assertion can
+  // release it without the roles scope; accounts.ts decides when it is there.
+  openid: ['sub', ...RESOURCE_OWNER_CLAIMS, ROLES_CLAIM],
   profile: ['name', 'given_name', 'family_name', 'nickname', 'preferred_username', 'locale', 'gender', 'updated_at'],
   email: ['email', 'email_verified'],
   phone: ['phone_number', 'phone_number_verified'],

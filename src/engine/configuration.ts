@@ -6,6 +6,8 @@ import { errorPage, logoutPage, loggedOutPage } from './pages.ts';
 import { EXTRA_CLIENT_METADATA } from '../domain/apps.ts';
 import { interactionPolicyFor } from './interaction-policy.ts';
 import { expiresWithSession, loadFirstPartyGrant } from './sign-in-policy.ts';
+import { introspectionAllowed, revocationAllowed } from './token-policies.ts';
+import type { Database } from '../storage/database.ts';
 
 import { INTERACTION_PATH, ROUTES } from './routes.ts';
 
@@ -22,6 +24,7 @@ export const ENGINE_GRANT_TYPES: ReadonlySet<string> = new Set(['authorization_c
 
 export interface EngineDependencies {
   config: ConfigResult;
+  db: Database;
   /** Private signing JWKs, current key first (see keys/signing-keys.ts). */
   jwks: JWK[];
   cookieKeys: Buffer[];
@@ -96,13 +99,13 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
       registration: { enabled: false },
       claimsParameter: { enabled: false },
       userinfo: { enabled: true },
-      introspection: {
-        enabled: true,
-        // The engine lets any client introspect any token by default; SEED 2.3
-        // makes a token active only for a client in its audience.
-        allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId,
-      },
-      revocation: { enabled: true },
+      // The engine lets any client introspect any token by default; SEED 2.3
+      // makes a token active only for a client in its audience.
+      introspection: { enabled: true, allowedPolicy: introspectionAllowed as never },
+      revocation: { enabled: true, allowedPolicy: revocationAllowed as never },
+      // Machine users with a client secret (SPEC 2.3); endpoint-rules.ts
+      // admits only client_secret_basic and client_secret_post for it.
+      clientCredentials: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: async (ctx, form) => {

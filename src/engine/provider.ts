@@ -3,6 +3,12 @@ import type { Logger } from '../logger.ts';
 import { requestIdOf } from '../http/request-context.ts';
 import { engineConfiguration, type EngineDependencies } from './configuration.ts';
 import { digestsEqual, secretDigest } from '../security/secrets.ts';
+import { applyJwtAccessTokens } from './jwt-access-tokens.ts';
+import { endpointRules, tokenErrorNames } from './endpoint-rules.ts';
+import { introspectionDetails } from './token-policies.ts';
+import { JWT_BEARER_PARAMETERS, jwtBearerGrant } from './grants/jwt-bearer.ts';
+import { JWT_BEARER_GRANT } from '../domain/machine-clients.ts';
+import { ROUTES } from './routes.ts';
 import { offlineAccessAsksConsent, recordBrowserAccounts, revokeAccessTokensAtLogout, switchToHintedSession } from './sign-in-policy.ts';
 
 interface ClientSchema {
@@ -47,6 +53,13 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
     await next();
     if (ctx.oidc?.route === 'jwks' && ctx.status === 200) ctx.set('Cache-Control', jwksCacheControl);
   });
+
+  const { issuer } = deps.config;
+  const jwtTokens = applyJwtAccessTokens(provider, issuer, deps.jwks);
+  provider.registerGrantType(JWT_BEARER_GRANT, jwtBearerGrant(deps.db, [issuer, `${issuer}${ROUTES.token}`], deps.findAccount) as never, JWT_BEARER_PARAMETERS);
+  provider.use(endpointRules(jwtTokens) as never);
+  provider.use(tokenErrorNames as never);
+  provider.use(introspectionDetails(deps.db, deps.findAccount) as never);
 
   // Same attributes as the engine's own session cookie (cookies.long).
   const sessionCookie = { httpOnly: true, sameSite: 'lax', path: '/', maxAge: deps.config.sessionIdleLifetime * 1000 };

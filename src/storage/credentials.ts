@@ -129,15 +129,33 @@ export async function verifyMachineSecret(db: Queryable, secretKey: Buffer, clie
   return equal && match?.secret_digest ? { userId: match.id, orgId: match.org_id } : undefined;
 }
 
-async function findMachinesByClientId(db: Queryable, clientId: string): Promise<Array<{ id: string; org_id: string; secret_digest: Uint8Array | null; full_match: boolean }>> {
-  const { rows } = await db.query<{ id: string; org_id: string; secret_digest: Uint8Array | null; full_match: boolean }>(
-    `SELECT u.id, u.org_id, u.secret_digest, lower(u.user_name || '@' || d.domain) = lower($1) AS full_match
+export interface MachineClientRow {
+  id: string;
+  org_id: string;
+  secret_digest: Uint8Array | null;
+  access_token_type: string | null;
+  full_match: boolean;
+}
+
+/** Active machine users a client_id may name: `userName@primaryDomain`, or a bare userName. */
+export async function findMachinesByClientId(db: Queryable, clientId: string): Promise<MachineClientRow[]> {
+  const { rows } = await db.query<MachineClientRow>(
+    `SELECT u.id, u.org_id, u.secret_digest, u.access_token_type, lower(u.user_name || '@' || d.domain) = lower($1) AS full_match
        FROM users u JOIN org_domains d ON d.org_id = u.org_id AND d.is_primary
       WHERE u.type = 'machine' AND u.state = 'active'
         AND (lower(u.user_name || '@' || d.domain) = lower($1) OR lower(u.user_name) = lower($1))`,
     [clientId],
   );
   return rows;
+}
+
+/** An active machine user by id, with what its engine client needs. */
+export async function findMachineById(db: Queryable, userId: string): Promise<{ id: string; org_id: string; access_token_type: string | null } | undefined> {
+  const { rows } = await db.query<{ id: string; org_id: string; access_token_type: string | null }>(
+    `SELECT id, org_id, access_token_type FROM users WHERE id = $1 AND type = 'machine' AND state = 'active'`,
+    [userId],
+  );
+  return rows[0];
 }
 
 /** SQL for the position of the event that added a credential (its `details.sequence`). */

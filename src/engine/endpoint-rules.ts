@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto';
+import querystring from 'node:querystring';
+import type { KoaContextWithOIDC } from 'oidc-provider';
+import { decodeJwt } from 'jose';
+import { ROUTES } from './routes.ts';
+import { JWT_BEARER_GRANT, jwtProfileClientId } from '../domain/machine-clients.ts';
+import type { JwtAccessTokens } from './jwt-access-tokens.ts';
+
+type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>;
+type Params = querystring.ParsedUrlQuery;
+type AuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
+
+// The engine reads these bodies itself; we read them first (bounded) to
+// apply our rules and hand the engine the result.
+const MAX_FORM_BYTES = 64 * 1024;
+
+/** SEED 5.1: the client authentication methods each endpoint (or grant) accepts. */
+const ACCEPTED: Record<string, ReadonlySet<AuthMethod>> = {
+  introspection: new Set(['client_secret_basic', 'private_key_jwt']),
+  client_credentials: new Set(['client_secret_basic', 'client_secret_post']),
+};
+
+class OAuthError extends Error {
+  readonly status: number;
+  readonly error: string;
+  readonly basicTried: boolean;
+  constructor(status: number, error: string, description: string, basicTried = false) {
+    super(description);
+    this.status = status;
+    this.error = error;
+    this.basicTried = basicTried;
+  }
+}
+
+function presentedMethod(ctx: KoaContextWithOIDC, params: Params): AuthMethod {
+  if (ctx.headers.authorization) return 'client_secret_basic';
+  if (params.client_assertion !== undefined) return 'private_key_jwt';
+  if (params.client_secret !== undefined) return 'client_secret_post';
+  return 'none';
+}
+
+async function readForm(ctx: KoaContextWithOIDC): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_FORM_BYTES) throw new OAuthError(400, 'invalid_request', 'request body is too large');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Machine users sign JWT profile assertions as themselves: their engine client is named from `iss`. */
+function nameJwtProfileClient(params: Params): void {
+  if (typeof params.assertion !== 'string') throw new OAuthError(400, 'invalid_request', 'missing required parameter assertion');
+  let iss: unknown;
+  try {
+    iss = decodeJwt(params.assertion).iss;
+  } catch {
+    throw new OAuthError(400, 'invalid_grant', 'assertion is not a valid JWT');
+  }
+  if (typeof iss !== 'string' || !/^[\w-]{1,64}$/.test(iss)) throw new OAuthError(400, 'invalid_grant', 'assertion iss must be the user id of a machine user');
+  params.client_id = jwtProfileClientId(iss);
+}
+
+function checkMethods(route: string, params: Params, method: AuthMethod, basicTried: boolean): void {
+  const grantType = params.grant_type;
+  if (route === 'token' && grantType === JWT_BEARER_GRANT) {
+    if (method !== 'none' || params.client_id !== undefined) {
+      throw new OAuthError(400, 'invalid_request', 'the JWT profile grant takes no client authentication: the assertion authenticates the user');
+    }
+    nameJwtProfileClient(params);
+    return;
+  }
+  const accepted = route === 'introspection' ? ACCEPTED.introspection : route === 'token' && grantType === 'client_credentials' ? ACCEPTED.client_credentials : undefined;
+  if (method === 'none' && params.client_id === undefined) {
+    throw new OAuthError(401, 'invalid_client', 'no client authentication provided', basicTried);
+  }
+  if (accepted && !accepted.has(method)) {
+    throw new OAuthError(401, 'invalid_client', `client authentication method ${method} is not accepted here`, basicTried);
+  }
+}
+
+/**
+ * Our own JWT access tokens are stored records: at introspection and
+ * revocation they are looked up by their `jti`. A JWT that is not ours, or
+ * not valid, becomes a value that matches nothing (inactive; revoking it is
+ * a no-op), as RFC 7662 and RFC 7009 want.
+ */
+async function resolveJwtToken(params: Params, jwt: JwtAccessTokens): Promise<void> {
+  const token = params.token;
+  if (typeof token !== 'string' || token.split('.').length !== 3) return;
+  params.token = (await jwt.tokenIdOf(token)) ?? `unknown-${randomBytes(8).toString('hex')}`;
+}
+
+export function endpointRules(jwt: JwtAccessTokens): Middleware {
+  const routes = new Map<string, string>([
+    [ROUTES.token, 'token'],
+    [ROUTES.introspection, 'introspection'],
+    [ROUTES.revocation, 'revocation'],
+  ]);
+  return async (ctx, next) => {
+    const route = ctx.method === 'POST' ? routes.get(ctx.path) : undefined;
+    if (!route || !ctx.is('application/x-www-form-urlencoded')) return next();
+    try {
+      const params = querystring.parse(await readForm(ctx));
+      const method = presentedMethod(ctx, params);
+      checkMethods(route, params, method, method === 'client_secret_basic');
+      if (route !== 'token') await resolveJwtToken(params, jwt);
+      (ctx.req as { body?: string }).body = querystring.stringify(params);
+    } catch (err) {
+      if (!(err instanceof OAuthError)) throw err;
+      ctx.status = err.status;
+      ctx.set('Cache-Control', 'no-store');
+      if (err.basicTried) ctx.set('WWW-Authenticate', 'Basic realm="portcullis"');
+      ctx.body = { error: err.error, error_description: err.message };
+      return;
+    }
+    await next();
+  };
+}
+
+/**
+ * SEED 7.2 names two token endpoint errors differently from the engine:
+ * a grant type the client may not use is `unauthorized_client`.
+ */
+export const tokenErrorNames: Middleware = async (ctx, next) => {
+  await next();
+  if (ctx.oidc?.route !== 'token' || ctx.status !== 400) return;
+  const body = ctx.body as { error?: string; error_description?: string } | undefined;
+  if (body?.error === 'invalid_request' && body.error_description === 'requested grant type is not allowed for this client') {
+    ctx.body = { ...body, error: 'unauthorized_client' };
+  }
+};

@@ -1,0 +1,72 @@
+import type Provider from 'oidc-provider';
+import { errors, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
+import { decodeProtectedHeader, importJWK, jwtVerify, type JWTPayload } from 'jose';
+import type { Queryable } from '../../storage/database.ts';
+import { findActiveMachineKey } from '../../storage/credentials.ts';
+import { JWT_BEARER_GRANT } from '../../domain/machine-clients.ts';
+import { issueAccessToken, requestedScope } from './issue.ts';
+
+export const JWT_BEARER_PARAMETERS = ['assertion', 'scope'];
+
+/** SPEC 2.3: an assertion may live at most one hour. */
+const MAX_ASSERTION_LIFETIME = 3600;
+const CLOCK_SKEW = 60;
+const ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'];
+
+function invalidGrant(description: string): Error {
+  return new errors.CustomOIDCProviderError('invalid_grant', description);
+}
+
+/** The machine user's registered public key that the assertion names with `kid`. */
+async function assertionKey(db: Queryable, userId: string, assertion: string) {
+  let header;
+  try {
+    header = decodeProtectedHeader(assertion);
+  } catch {
+    throw invalidGrant('assertion is not a valid JWT');
+  }
+  if (!header.kid || !header.alg || !ASSERTION_ALGS.includes(header.alg)) throw invalidGrant('assertion must name its key (kid) and use an asymmetric algorithm');
+  const jwk = await findActiveMachineKey(db, userId, header.kid);
+  if (!jwk) throw invalidGrant('the key of the assertion is unknown, expired or deleted');
+  return importJWK(jwk, header.alg);
+}
+
+/** RFC 7523 3: signature, iss = sub = user id, aud = this issuer, a bounded lifetime. */
+async function verifiedAssertion(assertion: string, key: Awaited<ReturnType<typeof importJWK>>, userId: string, audiences: string[]): Promise<JWTPayload> {
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(assertion, key, { issuer: userId, subject: userId, audience: audiences, clockTolerance: CLOCK_SKEW, requiredClaims: ['iat', 'exp'], algorithms: ASSERTION_ALGS }));
+  } catch (err) {
+    throw invalidGrant(`assertion rejected: ${(err as Error).message}`);
+  }
+  const now = Math.floor(Date.now() / 1000);
+  if (payload.exp! - now > MAX_ASSERTION_LIFETIME + CLOCK_SKEW) throw invalidGrant('assertion must not be valid for more than one hour');
+  return payload;
+}
+
+/** RFC 7523 3 (jti): an assertion is used once within its lifetime. */
+async function refuseReplay(provider: Provider, userId: string, payload: JWTPayload): Promise<void> {
+  if (payload.jti === undefined) return;
+  const unique = await (provider.ReplayDetection as unknown as { unique(iss: string, jti: string, exp: number): Promise<boolean> }).unique(userId, String(payload.jti), payload.exp!);
+  if (!unique) throw invalidGrant('assertion was already used');
+}
+
+/**
+ * `urn:ietf:params:oauth:grant-type:jwt-bearer` (RFC 7523, SEED 4.2): a
+ * machine user signs an assertion with its key file; no client
+ * authentication. Answers an access token and the machine user's ID token.
+ */
+export function jwtBearerGrant(db: Queryable, audiences: string[], findAccount: FindAccount) {
+  return async function jwtProfile(ctx: KoaContextWithOIDC): Promise<void> {
+    const provider = ctx.oidc.provider as Provider;
+    const client = ctx.oidc.client as unknown as { machine_user_id?: string };
+    const userId = client.machine_user_id;
+    if (!userId) throw invalidGrant('assertion iss is not a machine user');
+    const assertion = String(ctx.oidc.params!.assertion);
+    const key = await assertionKey(db, userId, assertion);
+    const payload = await verifiedAssertion(assertion, key, userId, audiences);
+    await refuseReplay(provider, userId, payload);
+    const scope = requestedScope(ctx);
+    ctx.body = await issueAccessToken(ctx, { accountId: userId, scope, gty: JWT_BEARER_GRANT, idToken: scope.includes('openid'), findAccount });
+  };
+}

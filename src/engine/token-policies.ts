@@ -1,0 +1,100 @@
+import type Provider from 'oidc-provider';
+import type { FindAccount, KoaContextWithOIDC } from 'oidc-provider';
+import type { Queryable } from '../storage/database.ts';
+import { findUser } from '../storage/users.ts';
+import { loginName } from '../domain/users.ts';
+import { CLAIMS_BY_SCOPE } from './claims.ts';
+
+type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>;
+
+interface ClientLike {
+  clientId: string;
+  project_id?: string;
+  machine_user_id?: string;
+}
+
+interface TokenLike {
+  kind: string;
+  jti: string;
+  clientId: string;
+  accountId?: string;
+  scope?: string;
+  iat?: number;
+  destroy(): Promise<void>;
+}
+
+/** A token's audience (SEED 2.3): the app it was issued to and that app's project. */
+async function audienceOf(provider: Provider, token: TokenLike): Promise<string[] | undefined> {
+  const client = (await provider.Client.find(token.clientId)) as unknown as ClientLike | undefined;
+  if (!client) return undefined;
+  return [client.clientId, ...(client.project_id ? [client.project_id] : [])];
+}
+
+/**
+ * Introspection answers `active: true` only to a client in the token's
+ * audience (the app itself, or another app of the same project). A token of
+ * a removed app or machine user is inactive.
+ */
+export async function introspectionAllowed(ctx: KoaContextWithOIDC, client: ClientLike, token: TokenLike): Promise<boolean> {
+  const audience = await audienceOf(ctx.oidc.provider as Provider, token);
+  if (!audience) return false;
+  return audience.includes(client.clientId) || Boolean(client.project_id && audience.includes(client.project_id));
+}
+
+/**
+ * SEED 3 / 4.5: a client revokes only tokens granted to it; others are
+ * silently ignored (RFC 7009 answers 200 either way). An access token is
+ * revoked alone, here; a refresh token is left to the engine, which revokes
+ * it with its whole grant (its access tokens included).
+ */
+export async function revocationAllowed(_ctx: KoaContextWithOIDC, client: ClientLike, token: TokenLike): Promise<boolean> {
+  if (token.clientId !== client.clientId) return false;
+  if (token.kind === 'AccessToken' || token.kind === 'ClientCredentials') {
+    await token.destroy();
+    return false;
+  }
+  return true;
+}
+
+/** The user claims a set of scopes releases (SPEC 2.1). */
+function claimsOfScopes(scope: string | undefined): Set<string> {
+  return new Set((scope ?? '').split(' ').flatMap((s) => CLAIMS_BY_SCOPE[s] ?? []));
+}
+
+/**
+ * SEED 2.3 fields the engine leaves out: `username` (the login name),
+ * `aud` (app and project), `nbf`, `token_type`, and the user claims of the
+ * granted scopes, as userinfo would give them.
+ */
+export function introspectionDetails(db: Queryable, findAccount: FindAccount): Middleware {
+  return async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route !== 'introspection') return;
+    const body = ctx.body as Record<string, unknown> | undefined;
+    if (!body?.active) return;
+    const entities = ctx.oidc.entities as unknown as Record<string, TokenLike | undefined>;
+    const token = entities.AccessToken ?? entities.ClientCredentials ?? entities.RefreshToken;
+    if (!token) return;
+    const provider = ctx.oidc.provider as Provider;
+    const tokenClient = (await provider.Client.find(token.clientId)) as unknown as ClientLike | undefined;
+    const subject = token.accountId ?? tokenClient?.machine_user_id;
+    const extra: Record<string, unknown> = {
+      jti: token.jti,
+      aud: await audienceOf(provider, token),
+      token_type: 'Bearer',
+      ...(token.iat ? { nbf: token.iat } : {}),
+    };
+    if (subject) {
+      extra.sub = subject;
+      const user = await findUser(db, subject);
+      if (user) extra.username = loginName(user.user_name, user.primary_domain);
+      const account = await findAccount(ctx, subject);
+      if (account && token.accountId) {
+        const released = claimsOfScopes(token.scope);
+        const claims = await account.claims('userinfo', token.scope ?? '', {}, []);
+        for (const [name, value] of Object.entries(claims)) if (released.has(name) && name !== 'sub') extra[name] = value;
+      }
+    }
+    ctx.body = { ...body, ...extra };
+  };
+}
