@@ -8,6 +8,8 @@ import { interactionPolicyFor } from './interaction-policy.ts';
 import { expiresWithSession, loadFirstPartyGrant } from './sign-in-policy.ts';
 import { introspectionAllowed, revocationAllowed } from './token-policies.ts';
 import type { Database } from '../storage/database.ts';
+import { TOKEN_EXCHANGE_GRANT } from './grants/token-exchange.ts';
+import { actClaims, type ActorStore } from './grants/actors.ts';
 
 import { INTERACTION_PATH, ROUTES } from './routes.ts';
 
@@ -20,7 +22,7 @@ export const CLIENT_AUTH_METHODS: ClientAuthMethod[] = ['none', 'client_secret_b
 export const INTROSPECTION_AUTH_METHODS: ClientAuthMethod[] = ['client_secret_basic', 'private_key_jwt'];
 
 /** Grant types the engine serves today; an app's other grant types wait for their handlers. */
-export const ENGINE_GRANT_TYPES: ReadonlySet<string> = new Set(['authorization_code', 'implicit', 'refresh_token']);
+export const ENGINE_GRANT_TYPES: ReadonlySet<string> = new Set(['authorization_code', 'implicit', 'refresh_token', TOKEN_EXCHANGE_GRANT]);
 
 export interface EngineDependencies {
   config: ConfigResult;
@@ -32,6 +34,7 @@ export interface EngineDependencies {
   secretKey: Buffer;
   adapter: (model: string) => Adapter;
   findAccount: FindAccount;
+  actors: ActorStore;
 }
 
 function lifetimes(config: ConfigResult): NonNullable<Configuration['ttl']> {
@@ -89,6 +92,10 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     },
     loadExistingGrant: loadFirstPartyGrant as Configuration['loadExistingGrant'],
     expiresWithSession: expiresWithSession as unknown as Configuration['expiresWithSession'],
+    extraTokenClaims: actClaims(deps.actors) as Configuration['extraTokenClaims'],
+    // SPEC 2.1: refresh tokens rotate on every use (the engine's default
+    // rotates only public clients'); reuse of an old one revokes the grant.
+    rotateRefreshToken: true,
     // ID token claims are decided per app in findAccount (SEED 4.1 rule 1).
     conformIdTokenClaims: false,
     features: {

@@ -19,6 +19,8 @@ interface TokenLike {
   accountId?: string;
   scope?: string;
   extra?: Record<string, unknown>;
+  /** Set by token exchange: the requested token type decides the format. */
+  format_override?: 'jwt' | 'opaque';
   client?: { access_token_type?: string; project_id?: string; machine_user_id?: string };
 }
 
@@ -71,7 +73,8 @@ export function applyJwtAccessTokens(provider: Provider, issuer: string, signing
     const opaqueValue = model.prototype.getValueAndPayload;
     model.prototype.getValueAndPayload = async function jwtOrOpaque(this: TokenLike) {
       const stored = await opaqueValue.call(this);
-      if (this.client?.access_token_type !== 'jwt') return stored;
+      const jwt = this.format_override ? this.format_override === 'jwt' : this.client?.access_token_type === 'jwt';
+      if (!jwt) return stored;
       const { iat, exp } = stored.payload as { iat: number; exp: number };
       return { value: await signJwt(this, iat, exp), payload: stored.payload };
     };

@@ -1,12 +1,15 @@
-import Provider from 'oidc-provider';
+import Provider, { errors } from 'oidc-provider';
 import type { Logger } from '../logger.ts';
 import { requestIdOf } from '../http/request-context.ts';
 import { engineConfiguration, type EngineDependencies } from './configuration.ts';
 import { digestsEqual, secretDigest } from '../security/secrets.ts';
 import { applyJwtAccessTokens } from './jwt-access-tokens.ts';
 import { endpointRules, tokenErrorNames } from './endpoint-rules.ts';
+import { bearerChallenge, openidScopeRequired } from './authorization-rules.ts';
 import { introspectionDetails } from './token-policies.ts';
 import { JWT_BEARER_PARAMETERS, jwtBearerGrant } from './grants/jwt-bearer.ts';
+import { TOKEN_EXCHANGE_GRANT, TOKEN_EXCHANGE_PARAMETERS, TOKEN_EXCHANGE_REPEATABLE, tokenExchangeGrant } from './grants/token-exchange.ts';
+import { isFeatureEnabled } from '../queries/features.ts';
 import { JWT_BEARER_GRANT } from '../domain/machine-clients.ts';
 import { ROUTES } from './routes.ts';
 import { offlineAccessAsksConsent, recordBrowserAccounts, revokeAccessTokensAtLogout, switchToHintedSession } from './sign-in-policy.ts';
@@ -22,7 +25,17 @@ interface ClientSchema {
 const DEV_MODE_WAIVERS = new Set(['implicit-force-https', 'implicit-forbid-localhost']);
 
 function applyClientRules(provider: Provider, secretKey: Buffer): void {
-  const Client = provider.Client as unknown as { prototype: { clientSecret?: string; compareClientSecret(actual: string): boolean }; Schema: { prototype: ClientSchema } };
+  const Client = provider.Client as unknown as {
+    prototype: { clientSecret?: string; compareClientSecret(actual: string): boolean; responseTypeAllowed(type: string): boolean };
+    Schema: { prototype: ClientSchema };
+  };
+  // SEED 7.1: a response type the app is not set up for is unauthorized_client
+  // (the engine says invalid_request); it is still sent to the redirect_uri.
+  const responseTypeAllowed = Client.prototype.responseTypeAllowed;
+  Client.prototype.responseTypeAllowed = function responseTypeAllowedOrUnauthorized(type: string) {
+    if (responseTypeAllowed.call(this, type)) return true;
+    throw new errors.UnauthorizedClient('requested response_type is not allowed for this client');
+  };
   // Client secrets are stored as keyed digests, never in clear: compare the
   // digest of what the client presents with the stored one, in constant time.
   Client.prototype.compareClientSecret = function compareClientSecret(actual: string) {
@@ -57,7 +70,25 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   const { issuer } = deps.config;
   const jwtTokens = applyJwtAccessTokens(provider, issuer, deps.jwks);
   provider.registerGrantType(JWT_BEARER_GRANT, jwtBearerGrant(deps.db, [issuer, `${issuer}${ROUTES.token}`], deps.findAccount) as never, JWT_BEARER_PARAMETERS);
+  const publicKeys = { keys: deps.jwks.map(({ kty, n, e, kid, alg }) => ({ kty, n, e, kid, alg, use: 'sig' })) };
+  provider.registerGrantType(
+    TOKEN_EXCHANGE_GRANT,
+    tokenExchangeGrant({ db: deps.db, issuer, publicKeys, findAccount: deps.findAccount, actors: deps.actors, idTokenLifetime: deps.config.idTokenLifetime }) as never,
+    TOKEN_EXCHANGE_PARAMETERS,
+    TOKEN_EXCHANGE_REPEATABLE,
+  );
+  // SPEC 2: discovery names token exchange only while the feature is on.
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route !== 'discovery' || ctx.status !== 200) return;
+    const body = ctx.body as { grant_types_supported?: string[] };
+    if (body.grant_types_supported && !(await isFeatureEnabled(deps.db, 'oidcTokenExchange'))) {
+      ctx.body = { ...body, grant_types_supported: body.grant_types_supported.filter((g) => g !== TOKEN_EXCHANGE_GRANT) };
+    }
+  });
   provider.use(endpointRules(jwtTokens) as never);
+  provider.use(openidScopeRequired as never);
+  provider.use(bearerChallenge as never);
   provider.use(tokenErrorNames as never);
   provider.use(introspectionDetails(deps.db, deps.findAccount) as never);
 

@@ -1,0 +1,42 @@
+import type Provider from 'oidc-provider';
+import type { KoaContextWithOIDC } from 'oidc-provider';
+import { ROUTES } from './routes.ts';
+
+type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>;
+
+/**
+ * SEED 4.1 / 7.1: every authorization request is OpenID Connect, so a scope
+ * without `openid` is `invalid_scope`, sent to the redirect_uri with the
+ * state (the engine would treat a code request as plain OAuth 2.0). Only when
+ * the client and its redirect_uri check out; otherwise the engine answers
+ * with its own error page.
+ */
+export const openidScopeRequired: Middleware = async (ctx, next) => {
+  if (ctx.method !== 'GET' || ctx.path !== ROUTES.authorization) return next();
+  const { client_id: clientId, redirect_uri: redirectUri, scope, state, response_type: responseType, response_mode: responseMode } = ctx.query;
+  if (typeof scope !== 'string' || scope.split(' ').includes('openid')) return next();
+  if (typeof clientId !== 'string' || typeof redirectUri !== 'string' || typeof responseType !== 'string') return next();
+  const provider = ctx.app as unknown as Provider;
+  const client = (await provider.Client.find(clientId).catch(() => undefined)) as unknown as { redirectUriAllowed(uri: string): boolean } | undefined;
+  if (!client?.redirectUriAllowed(redirectUri)) return next();
+  const params = new URLSearchParams({ error: 'invalid_scope', error_description: 'openid scope must be requested', iss: provider.issuer });
+  if (typeof state === 'string') params.set('state', state);
+  const fragment = responseMode === 'fragment' || (responseMode !== 'query' && responseType !== 'code');
+  const target = new URL(redirectUri);
+  if (fragment) target.hash = params.toString();
+  else params.forEach((value, key) => target.searchParams.set(key, value));
+  ctx.status = 303;
+  ctx.redirect(target.href);
+};
+
+/**
+ * SPEC 2: userinfo without a token answers 401 with
+ * `WWW-Authenticate: Bearer error="invalid_token"` as for a bad token (RFC
+ * 6750 3.1 would leave the error out when no token was sent).
+ */
+export const bearerChallenge: Middleware = async (ctx, next) => {
+  await next();
+  if (ctx.oidc?.route !== 'userinfo' || ctx.status !== 401) return;
+  const challenge = ctx.response.get('WWW-Authenticate');
+  if (challenge && !challenge.includes('error=')) ctx.set('WWW-Authenticate', `${challenge}, error="invalid_token", error_description="no access token provided"`);
+};
