@@ -41,6 +41,11 @@ export class ClientDirectory {
     this.#cache.delete(clientId);
   }
 
+  /** After a machine user's credentials change: it has several client ids, and this is rare. */
+  clear(): void {
+    this.#cache.clear();
+  }
+
   async #load(clientId: string): Promise<AdapterPayload | undefined> {
     if (clientId.length > 500) return undefined;
     const jwtProfileUser = machineUserOfJwtProfileClient(clientId);

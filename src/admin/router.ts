@@ -49,6 +49,12 @@ export function adminRouter({ db, log, settings, verifiers, secretKey, clients, 
   // Authentication before body parsing: an anonymous caller cannot make us
   // read a megabyte.
   router.use(API_PREFIXES, apiErrors(log), authenticate(db, verifiers), ...jsonBody());
+  // Machine users are engine clients too: a changed secret or removed user
+  // must not linger in this node's client cache (other nodes: its TTL).
+  router.use('/management/v1/users', async (ctx, next) => {
+    await next();
+    if (ctx.method !== 'GET' && ctx.status < 300) clients.clear();
+  });
   for (const resource of resources) {
     for (const name of ID_PARAMS) resource.param(name, checkId);
     router.use(resource.routes(), resource.allowedMethods({ throw: false }));
