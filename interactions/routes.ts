@@ -5,6 +5,7 @@ import type Provider from 'oidc-provider';
 import type { Database } from '../src/storage/database.ts';
 import type { Logger } from '../src/logger.ts';
 import type { EngineHolder } from '../src/engine/engine-holder.ts';
+import type { Metrics } from '../src/http/metrics.ts';
 import { INTERACTION_PATH } from '../src/engine/routes.ts';
 import { liveBrowserAccounts, readBrowserAccounts } from '../src/engine/browser-accounts.ts';
 import { findUser } from '../src/storage/users.ts';
@@ -27,6 +28,7 @@ export interface InteractionDeps {
   orgSettings: OrgSettings;
   csrfKey: Buffer;
   sessionLifetime: number;
+  metrics?: Metrics;
 }
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
@@ -217,9 +219,11 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const accountId = name && password ? await authenticatePassword(deps.db, name, password) : undefined;
     if (!accountId) {
       deps.log.info({ requestId: ctx.state.requestId, event: 'login_failed' }, 'login failed');
+      deps.metrics?.logins.inc({ result: 'failure' });
       return render(ctx, passwordPage(loaded.page, { loginName: name, error: loaded.page.t.wrongCredentials }));
     }
     deps.log.info({ requestId: ctx.state.requestId, event: 'login_succeeded', accountId }, 'login succeeded');
+    deps.metrics?.logins.inc({ result: 'success' });
     await finishLogin(ctx, loaded, accountId);
   });
 

@@ -4,9 +4,11 @@ import type { Logger } from './logger.ts';
 import type { EngineHolder } from './engine/engine-holder.ts';
 import { requestContext } from './http/request-context.ts';
 import { errorBoundary } from './http/error-boundary.ts';
+import { requestMetrics, type Metrics } from './http/metrics.ts';
 
 export interface AppParts {
   log: Logger;
+  metrics: Metrics;
   issuer: string;
   trustProxy: boolean;
   engine: EngineHolder;
@@ -37,10 +39,11 @@ function pinToIssuer(issuer: string, trustProxy: boolean): (req: Koa.Context['re
   };
 }
 
-export function createApp({ log, issuer, trustProxy, engine, routers }: AppParts): Koa {
+export function createApp({ log, metrics, issuer, trustProxy, engine, routers }: AppParts): Koa {
   const pin = pinToIssuer(issuer, trustProxy);
   const app = new Koa({ proxy: trustProxy });
   app.use(requestContext(log));
+  app.use(requestMetrics(metrics));
   app.use(async (ctx, next) => {
     pin(ctx.req);
     await next();

@@ -19,6 +19,8 @@ import { actorStore } from './engine/grants/actors.ts';
 import { ENGINE_GRANT_TYPES } from './engine/configuration.ts';
 import { EngineHolder } from './engine/engine-holder.ts';
 import { healthRoutes, type Dependency } from './http/health.ts';
+import { createMetrics, metricsRoutes } from './http/metrics.ts';
+import { countStorageErrors } from '../adapters/instrumented.ts';
 import { interactionRouter } from '../interactions/index.ts';
 import { createApp } from './app.ts';
 import { adminRouter } from './admin/router.ts';
@@ -75,8 +77,10 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const retainFor = Math.max(config.idTokenLifetime, config.accessTokenLifetime);
     const keys = await loadSigningKeys(db, sealingKey, retainFor);
 
+    let currentKeys = keys;
+    const metrics = createMetrics(() => currentKeys[0]?.activatesAt);
     const clients = new ClientDirectory(db, ENGINE_GRANT_TYPES);
-    const adapter = createAdapterFactory({ db, redis, clients });
+    const adapter = countStorageErrors(createAdapterFactory({ db, redis, clients }), Boolean(redis), (store) => metrics.storageErrors.inc({ store }));
     const engineDeps = {
       config,
       db,
@@ -85,11 +89,16 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       secretKey,
       adapter,
       findAccount: accountFinder(db),
+      onTokenIssued: (grantType: string) => metrics.tokensIssued.inc({ grant_type: grantType }),
     };
     const build = (current: SigningKey[]) => buildProvider({ ...engineDeps, jwks: current.map((k) => k.privateJwk) }, log);
     const engine = new EngineHolder(build(keys));
     const keyWatcher = watchSigningKeys(
-      { db, sealingKey, retainFor, rotationInterval: config.keyRotationInterval, pollMs: KEY_POLL_MS, log, onChange: (current) => engine.swap(build(current)) },
+      { db, sealingKey, retainFor, rotationInterval: config.keyRotationInterval, pollMs: KEY_POLL_MS, log, onChange: (current) => {
+          currentKeys = current;
+          engine.swap(build(current));
+        },
+      },
       keys.map((k) => k.kid).join(','),
     );
     closers.unshift(() => keyWatcher.stop());
@@ -99,13 +108,15 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
 
     const app = createApp({
       log,
+      metrics,
       issuer: config.issuer,
       trustProxy: config.trustProxy,
       engine,
       routers: [
         healthRoutes(dependencies),
+        metricsRoutes(metrics),
         adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db)], secretKey, clients, engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
-        interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime }),
+        interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics }),
       ],
     });
     const server = createServer(app.callback());

@@ -35,6 +35,8 @@ export interface EngineDependencies {
   adapter: (model: string) => Adapter;
   findAccount: FindAccount;
   actors: ActorStore;
+  /** Told the grant type of every access token issued (for /metrics). */
+  onTokenIssued?: (grantType: string) => void;
 }
 
 function lifetimes(config: ConfigResult): NonNullable<Configuration['ttl']> {

@@ -99,6 +99,11 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   provider.use(recordBrowserAccounts(sessionCookie) as never);
   provider.use(revokeAccessTokensAtLogout as never);
 
+  // A refreshed token's gty lists its history ("authorization_code refresh_token"): count the last step.
+  const issued = (token: { gty?: string }) => deps.onTokenIssued?.(token.gty?.split(' ').pop() ?? 'unknown');
+  provider.on('access_token.saved', issued);
+  provider.on('client_credentials.saved', () => deps.onTokenIssued?.('client_credentials'));
+
   provider.on('server_error', (ctx, err) => {
     log.error({ err, requestId: requestIdOf(ctx.req), route: ctx.oidc?.route }, 'engine server_error');
   });

@@ -1,0 +1,84 @@
+import Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { INTERACTION_PATH, ROUTES } from '../engine/routes.ts';
+
+/** The service's Prometheus metrics (SPEC 4), in one registry per process. */
+export interface Metrics {
+  registry: Registry;
+  tokensIssued: Counter<'grant_type'>;
+  logins: Counter<'result'>;
+  storageErrors: Counter<'store'>;
+}
+
+const KNOWN_PATHS = new Set<string>([...Object.values(ROUTES), '/.well-known/openid-configuration', '/healthz', '/readyz', '/metrics']);
+
+/**
+ * A route label of bounded cardinality: the fixed endpoints by path, the
+ * admin API by its route pattern, interaction pages by kind, anything else
+ * as "other" (so random paths cannot blow up the series count).
+ */
+function routeLabel(path: string, matched: string | undefined): string {
+  if (KNOWN_PATHS.has(path)) return path;
+  if (matched) return matched;
+  if (path.startsWith(`${ROUTES.authorization}/`)) return `${ROUTES.authorization}/:uid`;
+  if (path.startsWith(`${ROUTES.end_session}/`)) return path.length < 40 ? path : 'other';
+  if (path.startsWith(`${INTERACTION_PATH}/`)) {
+    const step = path.split('/')[4];
+    return `${INTERACTION_PATH}/:uid${step && /^[a-z-]{1,20}$/.test(step) ? `/${step}` : ''}`;
+  }
+  return 'other';
+}
+
+export function createMetrics(currentKeyActivatedAt: () => Date | undefined): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const metrics: Metrics = {
+    registry,
+    tokensIssued: new Counter({ name: 'portcullis_tokens_issued_total', help: 'Access tokens issued, by grant type', labelNames: ['grant_type'], registers: [registry] }),
+    logins: new Counter({ name: 'portcullis_logins_total', help: 'Password logins at the login UI, by result', labelNames: ['result'], registers: [registry] }),
+    storageErrors: new Counter({ name: 'portcullis_storage_errors_total', help: 'Failed storage operations of the engine, by store', labelNames: ['store'], registers: [registry] }),
+  };
+  new Gauge({
+    name: 'portcullis_signing_key_age_seconds',
+    help: 'Seconds since the current signing key started signing',
+    registers: [registry],
+    collect() {
+      const since = currentKeyActivatedAt();
+      if (since) this.set((Date.now() - since.getTime()) / 1000);
+    },
+  });
+  return metrics;
+}
+
+/** Counts and times every request, including those the engine answers itself. */
+export function requestMetrics(metrics: Metrics): Middleware {
+  const labels = ['route', 'method', 'status'] as const;
+  const requests = new Counter({ name: 'portcullis_http_requests_total', help: 'HTTP requests, by route, method and status', labelNames: labels, registers: [metrics.registry] });
+  const duration = new Histogram({
+    name: 'portcullis_http_request_duration_seconds',
+    help: 'HTTP request latency, by route, method and status',
+    labelNames: labels,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [metrics.registry],
+  });
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    ctx.res.once('finish', () => {
+      const value = { route: routeLabel(ctx.path, ctx._matchedRoute as string | undefined), method: ctx.method, status: String(ctx.res.statusCode) };
+      requests.inc(value);
+      duration.observe(value, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    await next();
+  };
+}
+
+export function metricsRoutes(metrics: Metrics): Router {
+  const router = new Router();
+  router.get('/metrics', async (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  });
+  return router;
+}
