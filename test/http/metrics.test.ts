@@ -45,8 +45,8 @@ describe('GET /metrics', () => {
 
   it('counts access tokens issued by grant type', async () => {
     const headers = { authorization: `Bearer ${pat}`, 'content-type': 'application/json' };
-    const machine = await (await fetch(`${server.url}/management/v1/users/machine`, { method: 'POST', headers, body: JSON.stringify({ userName: 'metrics-bot', name: 'Metrics bot' }) })).json();
-    const secret = await (await fetch(`${server.url}/management/v1/users/${machine.userId}/secret`, { method: 'PUT', headers })).json();
+    const machine = (await (await fetch(`${server.url}/management/v1/users/machine`, { method: "POST", headers, body: JSON.stringify({ userName: "metrics-bot", name: "Metrics bot" }) })).json()) as { userId: string };
+    const secret = (await (await fetch(`${server.url}/management/v1/users/${machine.userId}/secret`, { method: "PUT", headers })).json()) as { clientId: string; clientSecret: string };
     const before = sample(await metrics(), 'portcullis_tokens_issued_total', { grant_type: 'client_credentials' }) ?? 0;
     const basic = Buffer.from(`${secret.clientId}:${secret.clientSecret}`).toString('base64');
     const token = await fetch(`${server.url}/oauth/v2/token`, { method: 'POST', headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&scope=openid' });
