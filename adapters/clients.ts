@@ -47,7 +47,7 @@ export class ClientDirectory {
   }
 
   async #load(clientId: string): Promise<AdapterPayload | undefined> {
-    if (clientId.length > 500) return undefined;
+    if (clientId.length > 500 || clientId.includes('\u0000')) return undefined;
     const jwtProfileUser = machineUserOfJwtProfileClient(clientId);
     if (jwtProfileUser) {
       const machine = await findMachineById(this.#db, jwtProfileUser);

@@ -99,11 +99,11 @@ export class PostgresAdapter implements Adapter {
   }
 
   async consume(id: string): Promise<void> {
-    await this.db.query(CONSUME, [this.model, id]);
+    if (storable(id)) await this.db.query(CONSUME, [this.model, id]);
   }
 
   async destroy(id: string): Promise<void> {
-    await this.db.query(DESTROY, [this.model, id]);
+    if (storable(id)) await this.db.query(DESTROY, [this.model, id]);
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {
@@ -111,9 +111,18 @@ export class PostgresAdapter implements Adapter {
   }
 
   private async findOne(sql: string, value: string): Promise<AdapterPayload | undefined> {
+    if (!storable(value)) return undefined;
     const { rows } = await this.db.query<RecordRow>(sql, [this.model, value]);
     return toPayload(rows[0]);
   }
+}
+
+/**
+ * Ids come from callers (tokens, codes, cookies): one PostgreSQL cannot hold
+ * in text (NUL) names no record, rather than failing the query.
+ */
+function storable(id: string): boolean {
+  return typeof id === 'string' && !id.includes('\u0000');
 }
 
 /**

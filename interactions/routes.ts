@@ -7,6 +7,7 @@ import type { Logger } from '../src/logger.ts';
 import type { EngineHolder } from '../src/engine/engine-holder.ts';
 import type { Metrics } from '../src/http/metrics.ts';
 import { INTERACTION_PATH } from '../src/engine/routes.ts';
+import { PAGE_HEADERS } from '../src/engine/pages.ts';
 import { liveBrowserAccounts, readBrowserAccounts } from '../src/engine/browser-accounts.ts';
 import { findUser } from '../src/storage/users.ts';
 import { loginName } from '../src/domain/users.ts';
@@ -94,12 +95,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   function render(ctx: Context, html: string, status = 200): void {
     ctx.status = status;
     ctx.type = 'html';
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('X-Frame-Options', 'DENY');
-    // No form-action: a login form's redirect chain ends at the app's
-    // redirect_uri, on another origin, and browsers apply form-action to it.
-    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'");
-    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.set(PAGE_HEADERS);
     ctx.body = html;
   }
 
@@ -119,7 +115,9 @@ export function interactionRoutes(deps: InteractionDeps): Router {
    */
   async function finishLogin(ctx: Context, loaded: Loaded, accountId: string, extra: Record<string, unknown> = {}): Promise<void> {
     await switchSession(ctx, loaded, accountId);
-    await finish(ctx, loaded, { ...extra, login: { accountId, remember: true } });
+    // Signing in is also choosing the account: a pending select_account
+    // prompt (requested, or several users in this browser) is settled too.
+    await finish(ctx, loaded, { ...extra, select_account: {}, login: { accountId, remember: true } });
   }
 
   async function switchSession(ctx: Context, loaded: Loaded, accountId: string): Promise<void> {

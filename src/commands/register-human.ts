@@ -1,6 +1,6 @@
 import type { Database } from '../storage/database.ts';
 import { beginWrite } from '../storage/event-log.ts';
-import { userNameTaken } from '../storage/users.ts';
+import { emailOrLoginTaken, userNameTaken } from '../storage/users.ts';
 import { AlreadyExists } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { prepareHuman, writeHuman, type HumanInput, type OrgSettings } from './setup-org.ts';
@@ -15,7 +15,10 @@ export async function registerHuman(db: Database, settings: OrgSettings, orgId: 
   const userId = newId();
   await db.transaction(async (tx) => {
     const write = await beginWrite(tx, null);
-    if (await userNameTaken(tx, orgId, human.userName)) throw new AlreadyExists('an account with this login name already exists');
+    // The email is the new login name: it must not be anyone's email or login name already.
+    if ((await userNameTaken(tx, orgId, human.userName)) || (await emailOrLoginTaken(tx, human.email.email))) {
+      throw new AlreadyExists('an account with this email already exists');
+    }
     await writeHuman(write, human, { userId, orgId }, passwordHash);
   });
   return userId;

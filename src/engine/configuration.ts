@@ -2,7 +2,7 @@ import type { Adapter, ClientAuthMethod, Configuration, FindAccount, KoaContextW
 import type { JWK } from 'jose';
 import type { ConfigResult } from '../../config/load.ts';
 import { CLAIMS_BY_SCOPE, SCOPES } from './claims.ts';
-import { errorPage, logoutPage, loggedOutPage } from './pages.ts';
+import { PAGE_HEADERS, errorPage, logoutPage, loggedOutPage } from './pages.ts';
 import { EXTRA_CLIENT_METADATA } from '../domain/apps.ts';
 import { interactionPolicyFor } from './interaction-policy.ts';
 import { expiresWithSession, loadFirstPartyGrant } from './sign-in-policy.ts';
@@ -134,6 +134,7 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
       ui_locales_supported: UI_LOCALES,
     },
     renderError: async (ctx, out) => {
+      ctx.set(PAGE_HEADERS);
       ctx.type = 'html';
       ctx.body = errorPage(String(out.error), out.error_description ? String(out.error_description) : undefined);
     },

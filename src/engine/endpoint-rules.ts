@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import querystring from 'node:querystring';
+import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
+import { KNOWN_SCOPES } from './claims.ts';
 import { decodeJwt } from 'jose';
 import { ROUTES } from './routes.ts';
 import { JWT_BEARER_GRANT, jwtProfileClientId } from '../domain/machine-clients.ts';
@@ -63,6 +65,22 @@ function nameJwtProfileClient(params: Params): void {
   params.client_id = jwtProfileClientId(iss);
 }
 
+/**
+ * SEED 4.2 / 7.2: client_credentials names its scope, and only scopes this
+ * service knows (the engine would silently drop unknown ones).
+ */
+function checkClientCredentialsScope(params: Params): void {
+  if (typeof params.scope !== 'string' || !params.scope.trim()) throw new OAuthError(400, 'invalid_request', 'missing required parameter scope');
+  const unknown = params.scope.split(' ').find((scope) => scope && !KNOWN_SCOPES.has(scope));
+  if (unknown) throw new OAuthError(400, 'invalid_scope', `unknown scope ${unknown}`);
+}
+
+/** The JWT profile's engine client exists only for a current machine user: otherwise the grant is invalid. */
+async function checkJwtProfileUser(ctx: KoaContextWithOIDC, params: Params): Promise<void> {
+  const client = await (ctx.app as unknown as Provider).Client.find(String(params.client_id));
+  if (!client) throw new OAuthError(400, 'invalid_grant', 'assertion iss is not an active machine user');
+}
+
 function checkMethods(route: string, params: Params, method: AuthMethod, basicTried: boolean): void {
   const grantType = params.grant_type;
   if (route === 'token' && grantType === JWT_BEARER_GRANT) {
@@ -104,8 +122,13 @@ export function endpointRules(jwt: JwtAccessTokens): Middleware {
     if (!route || !ctx.is('application/x-www-form-urlencoded')) return next();
     try {
       const params = querystring.parse(await readForm(ctx));
+      if (Object.entries(params).some(([key, value]) => `${key}${[value].flat().join('')}`.includes('\u0000'))) {
+        throw new OAuthError(400, 'invalid_request', 'parameters must not contain NUL characters');
+      }
       const method = presentedMethod(ctx, params);
       checkMethods(route, params, method, method === 'client_secret_basic');
+      if (route === 'token' && params.grant_type === 'client_credentials') checkClientCredentialsScope(params);
+      if (route === 'token' && params.grant_type === JWT_BEARER_GRANT) await checkJwtProfileUser(ctx, params);
       if (route !== 'token') await resolveJwtToken(params, jwt);
       (ctx.req as { body?: string }).body = querystring.stringify(params);
     } catch (err) {

@@ -41,7 +41,8 @@ export function applyJwtAccessTokens(provider: Provider, issuer: string, signing
 
   const signJwt = async (token: TokenLike, iat: number, exp: number): Promise<string> => {
     const client = token.client!;
-    const audience = [token.clientId, ...(client.project_id ? [client.project_id] : [])];
+    const requested = Array.isArray(token.extra?.aud) ? (token.extra.aud as string[]) : [];
+    const audience = [...new Set([token.clientId, ...(client.project_id ? [client.project_id] : []), ...requested])];
     return new SignJWT({
       client_id: token.clientId,
       ...(token.scope ? { scope: token.scope } : {}),

@@ -8,6 +8,16 @@ export function escapeHtml(value: unknown): string {
   return String(value ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
+/** Headers of every page the service renders: no caching, no framing, no scripts but our own. */
+export const PAGE_HEADERS: Record<string, string> = {
+  'Cache-Control': 'no-store',
+  'X-Frame-Options': 'DENY',
+  // No form-action: a login form's redirect chain ends at the app's
+  // redirect_uri, on another origin, and browsers apply form-action to it.
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+  'Referrer-Policy': 'no-referrer',
+};
+
 /** The one page layout of everything the service renders itself. */
 export function page(title: string, body: string, lang = 'en'): string {
   return `<!doctype html>

@@ -4,6 +4,7 @@ import { requestIdOf } from '../http/request-context.ts';
 import { engineConfiguration, type EngineDependencies } from './configuration.ts';
 import { digestsEqual, secretDigest } from '../security/secrets.ts';
 import { applyJwtAccessTokens } from './jwt-access-tokens.ts';
+import { bindTokensToMachineKeys } from './key-bound-tokens.ts';
 import { endpointRules, tokenErrorNames } from './endpoint-rules.ts';
 import { bearerChallenge, openidScopeRequired } from './authorization-rules.ts';
 import { introspectionDetails } from './token-policies.ts';
@@ -69,6 +70,7 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
 
   const { issuer } = deps.config;
   const jwtTokens = applyJwtAccessTokens(provider, issuer, deps.jwks);
+  bindTokensToMachineKeys(provider, deps.db);
   provider.registerGrantType(JWT_BEARER_GRANT, jwtBearerGrant(deps.db, [issuer, `${issuer}${ROUTES.token}`], deps.findAccount) as never, JWT_BEARER_PARAMETERS);
   const publicKeys = { keys: deps.jwks.map(({ kty, n, e, kid, alg }) => ({ kty, n, e, kid, alg, use: 'sig' })) };
   provider.registerGrantType(

@@ -4,6 +4,7 @@ import type { Queryable } from '../storage/database.ts';
 import { findUser } from '../storage/users.ts';
 import { loginName } from '../domain/users.ts';
 import { CLAIMS_BY_SCOPE } from './claims.ts';
+import { MACHINE_KEY_CLAIM } from './key-bound-tokens.ts';
 
 type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>;
 
@@ -20,14 +21,18 @@ interface TokenLike {
   accountId?: string;
   scope?: string;
   iat?: number;
+  extra?: { aud?: string[] };
   destroy(): Promise<void>;
 }
 
-/** A token's audience (SEED 2.3): the app it was issued to and that app's project. */
+/**
+ * A token's audience (SEED 2.3): the app it was issued to and that app's
+ * project, plus the audience a token exchange asked for.
+ */
 async function audienceOf(provider: Provider, token: TokenLike): Promise<string[] | undefined> {
   const client = (await provider.Client.find(token.clientId)) as unknown as ClientLike | undefined;
   if (!client) return undefined;
-  return [client.clientId, ...(client.project_id ? [client.project_id] : [])];
+  return [...new Set([client.clientId, ...(client.project_id ? [client.project_id] : []), ...(token.extra?.aud ?? [])])];
 }
 
 /**
@@ -95,6 +100,7 @@ export function introspectionDetails(db: Queryable, findAccount: FindAccount): M
         for (const [name, value] of Object.entries(claims)) if (released.has(name) && name !== 'sub') extra[name] = value;
       }
     }
-    ctx.body = { ...body, ...extra };
+    const { [MACHINE_KEY_CLAIM]: _key, ...visible } = body;
+    ctx.body = { ...visible, ...extra };
   };
 }

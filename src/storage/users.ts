@@ -107,6 +107,8 @@ const USER_COLUMNS = `u.id, u.org_id, u.type, u.user_name, u.state, u.first_name
   u.access_token_type, d.domain AS primary_domain, u.sequence::text AS sequence, u.creation_date, u.change_date`;
 
 export async function findUser(db: Queryable, id: string): Promise<UserRow | undefined> {
+  // An id PostgreSQL cannot hold in text (NUL) is no user's.
+  if (id.includes('\u0000')) return undefined;
   const { rows } = await db.query<UserRow>(
     `SELECT ${USER_COLUMNS} FROM users u JOIN org_domains d ON d.org_id = u.org_id AND d.is_primary WHERE u.id = $1`,
     [id],
@@ -141,4 +143,15 @@ export async function touchUser(write: Write, userId: string, sequence: string):
 export async function removeUser(write: Write, user: { id: string; orgId: string; userName: string }): Promise<void> {
   await write.append({ aggregateType: 'user', aggregateId: user.id, type: 'user.removed', resourceOwner: user.orgId, payload: { userName: user.userName } });
   await write.tx.query('DELETE FROM users WHERE id = $1', [user.id]);
+}
+
+/** Whether a human already uses this address as email, or types it as login name. */
+export async function emailOrLoginTaken(db: Queryable, email: string): Promise<boolean> {
+  const { rows } = await db.query(
+    `SELECT 1 FROM users u JOIN org_domains d ON d.org_id = u.org_id AND d.is_primary
+      WHERE u.type = 'human' AND (lower(u.email) = lower($1) OR lower(u.user_name || '@' || d.domain) = lower($1))
+      LIMIT 1`,
+    [email],
+  );
+  return rows.length > 0;
 }

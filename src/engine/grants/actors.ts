@@ -1,32 +1,45 @@
 import type { Adapter } from 'oidc-provider';
+import { MACHINE_KEY_CLAIM } from '../key-bound-tokens.ts';
+
+/** What a token exchange decided beyond the engine's token fields. */
+export interface ExchangeOutcome {
+  /** RFC 8693 4.1: the acting party, when it differs from the subject. */
+  act?: { sub: string };
+  /** RFC 8693 2.1: where the new token is meant to be used. */
+  aud?: string[];
+}
 
 /**
- * The `act` claim of tokens from an impersonating token exchange, by grant:
- * tokens refreshed from that grant keep naming the actor (the engine's
- * refresh tokens have no place for it). Kept in the engine's durable store.
+ * Kept per grant, so tokens refreshed from an exchanged grant keep their
+ * actor and audience (the engine's refresh tokens have no place for them).
+ * Stored in the engine's durable store.
  */
 export interface ActorStore {
-  remember(grantId: string, act: { sub: string }): Promise<void>;
-  actorOf(grantId: string): Promise<{ sub: string } | undefined>;
+  remember(grantId: string, outcome: ExchangeOutcome): Promise<void>;
+  outcomeOf(grantId: string): Promise<ExchangeOutcome | undefined>;
 }
 
 export function actorStore(adapter: Adapter, lifetime: number): ActorStore {
   return {
-    async remember(grantId, act) {
-      await adapter.upsert(grantId, { act } as never, lifetime);
+    async remember(grantId, outcome) {
+      await adapter.upsert(grantId, outcome as never, lifetime);
     },
-    async actorOf(grantId) {
-      const found = (await adapter.find(grantId)) as { act?: { sub: string } } | undefined;
-      return found?.act;
+    async outcomeOf(grantId) {
+      const found = (await adapter.find(grantId)) as ExchangeOutcome | undefined;
+      return found && { ...(found.act ? { act: found.act } : {}), ...(found.aud ? { aud: found.aud } : {}) };
     },
   };
 }
 
-/** extraTokenClaims: tokens of exchanged grants carry `act`. */
+/**
+ * extraTokenClaims: tokens of exchanged grants carry `act` and the requested
+ * audience; tokens of the JWT profile name the machine key that obtained them.
+ */
 export function actClaims(actors: ActorStore) {
-  return async (_ctx: unknown, token: { gty?: string; grantId?: string }): Promise<Record<string, unknown> | undefined> => {
+  return async (_ctx: unknown, token: { gty?: string; grantId?: string; [MACHINE_KEY_CLAIM]?: string }): Promise<Record<string, unknown> | undefined> => {
+    if (token[MACHINE_KEY_CLAIM]) return { [MACHINE_KEY_CLAIM]: token[MACHINE_KEY_CLAIM] };
     if (!token.grantId || !token.gty?.includes('token-exchange')) return undefined;
-    const act = await actors.actorOf(token.grantId);
-    return act ? { act } : undefined;
+    const outcome = await actors.outcomeOf(token.grantId);
+    return outcome && Object.keys(outcome).length ? { ...outcome } : undefined;
   };
 }

@@ -1,6 +1,7 @@
 import type Provider from 'oidc-provider';
 import { errors, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
 import { KNOWN_SCOPES } from '../claims.ts';
+import { MACHINE_KEY_CLAIM } from '../key-bound-tokens.ts';
 
 export interface TokenResponse {
   access_token: string;
@@ -28,6 +29,8 @@ export interface IssueOptions {
   gty: string;
   idToken: boolean;
   findAccount: FindAccount;
+  /** The machine key that authenticated the request; the token ends with it. */
+  machineKeyId?: string;
 }
 
 /**
@@ -42,6 +45,7 @@ export async function issueAccessToken(ctx: KoaContextWithOIDC, options: IssueOp
   grant.addOIDCScope(scope);
   const grantId = await grant.save();
   const token = new provider.AccessToken({ accountId: options.accountId, client, grantId, gty: options.gty, scope });
+  if (options.machineKeyId) (token as unknown as Record<string, string>)[MACHINE_KEY_CLAIM] = options.machineKeyId;
   ctx.oidc.entity('AccessToken', token);
   const accessToken = await token.save();
   const response: TokenResponse = { access_token: accessToken, token_type: 'Bearer', expires_in: token.expiration, scope };

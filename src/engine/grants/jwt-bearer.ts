@@ -18,7 +18,7 @@ function invalidGrant(description: string): Error {
 }
 
 /** The machine user's registered public key that the assertion names with `kid`. */
-async function assertionKey(db: Queryable, userId: string, assertion: string) {
+async function assertionKey(db: Queryable, userId: string, assertion: string): Promise<{ keyId: string; key: Awaited<ReturnType<typeof importJWK>> }> {
   let header;
   try {
     header = decodeProtectedHeader(assertion);
@@ -28,7 +28,7 @@ async function assertionKey(db: Queryable, userId: string, assertion: string) {
   if (!header.kid || !header.alg || !ASSERTION_ALGS.includes(header.alg)) throw invalidGrant('assertion must name its key (kid) and use an asymmetric algorithm');
   const jwk = await findActiveMachineKey(db, userId, header.kid);
   if (!jwk) throw invalidGrant('the key of the assertion is unknown, expired or deleted');
-  return importJWK(jwk, header.alg);
+  return { keyId: header.kid, key: await importJWK(jwk, header.alg) };
 }
 
 /** RFC 7523 3: signature, iss = sub = user id, aud = this issuer, a bounded lifetime. */
@@ -40,6 +40,7 @@ async function verifiedAssertion(assertion: string, key: Awaited<ReturnType<type
     throw invalidGrant(`assertion rejected: ${(err as Error).message}`);
   }
   const now = Math.floor(Date.now() / 1000);
+  if (payload.iat! > now + CLOCK_SKEW) throw invalidGrant('assertion iat is in the future');
   if (payload.exp! - now > MAX_ASSERTION_LIFETIME + CLOCK_SKEW) throw invalidGrant('assertion must not be valid for more than one hour');
   return payload;
 }
@@ -63,10 +64,10 @@ export function jwtBearerGrant(db: Queryable, audiences: string[], findAccount: 
     const userId = client.machine_user_id;
     if (!userId) throw invalidGrant('assertion iss is not a machine user');
     const assertion = String(ctx.oidc.params!.assertion);
-    const key = await assertionKey(db, userId, assertion);
+    const { keyId, key } = await assertionKey(db, userId, assertion);
     const payload = await verifiedAssertion(assertion, key, userId, audiences);
     await refuseReplay(provider, userId, payload);
     const scope = requestedScope(ctx);
-    ctx.body = await issueAccessToken(ctx, { accountId: userId, scope, gty: JWT_BEARER_GRANT, idToken: scope.includes('openid'), findAccount });
+    ctx.body = await issueAccessToken(ctx, { accountId: userId, scope, gty: JWT_BEARER_GRANT, idToken: scope.includes('openid'), findAccount, machineKeyId: keyId });
   };
 }

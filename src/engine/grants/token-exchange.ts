@@ -57,14 +57,20 @@ async function fromAccessToken(x: ExchangeContext, value: string): Promise<Party
   return { userId: token.accountId, scopes: token.scope?.split(' ') ?? [], audience: [token.clientId, ...(client?.project_id ? [client.project_id] : [])] };
 }
 
-/** An ID token signed by us (expired ones included: an ID token proves who, not access). */
+/**
+ * An ID token signed by us. Our JWT access tokens are signed with the same
+ * keys: one of those (typ at+jwt) is no ID token, or a revoked access token
+ * could be exchanged under the other type.
+ */
 async function fromIdToken(x: ExchangeContext, value: string): Promise<Party> {
   let payload: JWTPayload;
+  let typ: string | undefined;
   try {
-    ({ payload } = await jwtVerify(value, createLocalJWKSet(x.keys), { issuer: x.issuer, algorithms: ['RS256'] }));
+    ({ payload, protectedHeader: { typ } } = await jwtVerify(value, createLocalJWKSet(x.keys), { issuer: x.issuer, algorithms: ['RS256'] }));
   } catch (err) {
     throw invalidGrant(`id_token rejected: ${(err as Error).message}`);
   }
+  if (typ?.toLowerCase() === 'at+jwt' || payload.client_id !== undefined) throw invalidGrant('the token is an access token, not an id_token');
   if (typeof payload.sub !== 'string') throw invalidGrant('id_token has no subject');
   const audience = Array.isArray(payload.aud) ? payload.aud : payload.aud ? [payload.aud] : [];
   return { userId: payload.sub, audience };
@@ -188,7 +194,7 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
     const grant = new provider.Grant({ accountId: subject.userId, clientId: client.clientId });
     grant.addOIDCScope(scope);
     const grantId = await grant.save();
-    if (act) await deps.actors.remember(grantId, act);
+    if (act || requestedAudience.length) await deps.actors.remember(grantId, { ...(act ? { act } : {}), ...(requestedAudience.length ? { aud: [...new Set(requestedAudience)] } : {}) });
 
     const idToken = async (accessToken?: string) => {
       const account = await deps.findAccount(ctx, subject.userId);

@@ -1,0 +1,285 @@
+import assert from 'node:assert/strict';
+import { createPrivateKey, randomUUID, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as client from 'openid-client';
+import { SignJWT, importPKCS8 } from 'jose';
+import { jwtProfileClientId } from '../../src/domain/machine-clients.ts';
+import { startInProcess, type InProcessServer } from './server.ts';
+
+// A token exchange scene (SEED 4.2, SPEC 2.3) on one in-process server, set
+// up through the admin API only: apps that may exchange, human subjects,
+// machine users with JSON keys whose JWT profile tokens serve as subject and
+// actor tokens, and impersonator roles. Every request goes through
+// openid-client; a fetch under it records each answer as it was on the wire
+// and fails the test on any 5xx.
+
+export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+
+export const TYPE = {
+  accessToken: 'urn:ietf:params:oauth:token-type:access_token',
+  refreshToken: 'urn:ietf:params:oauth:token-type:refresh_token',
+  idToken: 'urn:ietf:params:oauth:token-type:id_token',
+  jwt: 'urn:ietf:params:oauth:token-type:jwt',
+  userId: 'urn:service:params:oauth:token-type:user_id',
+} as const;
+
+/** One HTTP answer as the server sent it. */
+export interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: any;
+}
+
+/** An answer as it was on the wire. */
+async function parse(response: Response): Promise<Answer> {
+  const text = await response.clone().text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body };
+}
+
+/** SPEC 2: bad input is answered with an error of SEED 7, never a 5xx. */
+function assertNoServerError(answer: Answer, what: string): void {
+  assert.ok(answer.status < 500, `${what} answered ${answer.status}: ${answer.text.slice(0, 500)}`);
+}
+
+/** A fetch for openid-client that keeps every answer it saw, 5xx included. */
+function keepingFetch(answers: Answer[]): client.CustomFetch {
+  return async (url, options) => {
+    const response = await fetch(url, options as RequestInit);
+    answers.push(await parse(response));
+    return response;
+  };
+}
+
+/** The same, failing the test on a 5xx. */
+function recordingFetch(answers: Answer[]): client.CustomFetch {
+  const keep = keepingFetch(answers);
+  return async (url, options) => {
+    const response = await keep(url, options);
+    assertNoServerError(answers.at(-1)!, `${options.method} ${url}`);
+    return response;
+  };
+}
+
+/** A raw request (for what openid-client would not send); never a 5xx. */
+export async function rawRequest(url: string, init: RequestInit): Promise<Answer> {
+  const answer = await parse(await fetch(url, init));
+  assertNoServerError(answer, `${init.method ?? 'GET'} ${url}`);
+  return answer;
+}
+
+/** JWT profile requests take no client authentication: the assertion authenticates the machine user. */
+const noClientAuthentication: client.ClientAuth = () => {};
+
+export interface App {
+  appId: string;
+  projectId: string;
+  clientId: string;
+  clientSecret?: string;
+  auth: client.ClientAuth;
+  /** PRIVATE_KEY_JWT apps: the key of the app's key file, to sign `jwt` subject tokens with. */
+  signingKey?: { keyId: string; privateKey: KeyObject };
+}
+
+export interface Machine {
+  userId: string;
+  keyId: string;
+  privateKey: KeyObject;
+}
+
+export interface MachineTokens {
+  access_token: string;
+  id_token: string;
+  scope: string;
+}
+
+/** The outcome of a token endpoint request: the answer on the wire, and what openid-client made of it. */
+export interface Outcome {
+  answer: Answer;
+  tokens?: client.TokenEndpointResponse;
+  error?: unknown;
+}
+
+export interface AppSettings {
+  authMethodType?: string;
+  accessTokenType?: string;
+  grantTypes?: string[];
+}
+
+export interface ExchangeWorld {
+  server: InProcessServer;
+  issuer: string;
+  metadata: client.ServerMetadata;
+  defaultOrgId: string;
+  /** An admin API call with the first-start admin's PAT; asserts a 200 and returns the body. */
+  admin(method: string, path: string, body?: unknown, orgId?: string): Promise<any>;
+  setTokenExchange(enabled: boolean): Promise<void>;
+  createProject(name: string): Promise<string>;
+  createApp(projectId: string, name: string, settings?: AppSettings): Promise<App>;
+  createHuman(userName: string, orgId?: string): Promise<string>;
+  createMachine(userName: string, accessTokenType?: 'ACCESS_TOKEN_TYPE_BEARER' | 'ACCESS_TOKEN_TYPE_JWT'): Promise<Machine>;
+  /** The JWT profile grant of a machine user: its own access token and ID token. */
+  machineTokens(machine: Machine, scope?: string): Promise<MachineTokens>;
+  /** An openid-client configuration of `app` whose requests are recorded in `answers`. */
+  configOf(app: App, answers?: Answer[]): client.Configuration;
+  /** A token exchange request by `app`; `params` values that are arrays are sent repeated. */
+  exchange(app: App, params: Record<string, string | string[]>, options?: { allowServerError?: boolean }): Promise<Outcome>;
+  introspect(app: App, token: string): Promise<client.IntrospectionResponse>;
+  revoke(app: App, token: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startExchangeWorld(): Promise<ExchangeWorld> {
+  const server = await startInProcess();
+  try {
+    return await buildWorld(server);
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+}
+
+async function buildWorld(server: InProcessServer): Promise<ExchangeWorld> {
+  const pat = readFileSync(join(server.config.dataDir, 'admin.pat'), 'utf8').trim();
+  const issuer = server.issuer;
+
+  const admin = async (method: string, path: string, body?: unknown, orgId?: string): Promise<any> => {
+    const headers: Record<string, string> = { authorization: `Bearer ${pat}` };
+    if (orgId) headers['x-service-orgid'] = orgId;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const answer = await rawRequest(`${server.url}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    assert.equal(answer.status, 200, `${method} ${path}: ${answer.text}`);
+    return answer.body;
+  };
+
+  const discovered = await client.discovery(new URL(issuer), 'discovery', undefined, client.None(), { execute: [client.allowInsecureRequests] });
+  const metadata = discovered.serverMetadata();
+
+  const configOf = (app: App | { clientId: string; auth: client.ClientAuth }, answers: Answer[] = []): client.Configuration => {
+    const config = new client.Configuration(metadata, app.clientId, undefined, app.auth);
+    client.allowInsecureRequests(config);
+    config[client.customFetch] = recordingFetch(answers);
+    return config;
+  };
+
+  const { rows } = await server.running.db.query<{ default_org_id: string }>('SELECT default_org_id FROM instance');
+  const defaultOrgId = rows[0]!.default_org_id;
+
+  const world: ExchangeWorld = {
+    server,
+    issuer,
+    metadata,
+    defaultOrgId,
+    admin,
+    async setTokenExchange(enabled) {
+      await admin('PUT', '/v2/features/instance', { oidcTokenExchange: enabled });
+    },
+    async createProject(name) {
+      return (await admin('POST', '/management/v1/projects', { name })).id;
+    },
+    async createApp(projectId, name, settings = {}) {
+      const authMethodType = settings.authMethodType ?? 'OIDC_AUTH_METHOD_TYPE_BASIC';
+      const created = await admin('POST', `/management/v1/projects/${projectId}/apps/oidc`, {
+        name,
+        redirectUris: ['https://rp.example.com/cb'],
+        responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+        grantTypes: settings.grantTypes ?? ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN', 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE'],
+        appType: 'OIDC_APP_TYPE_WEB',
+        authMethodType,
+        ...(settings.accessTokenType ? { accessTokenType: settings.accessTokenType } : {}),
+      });
+      const app: App = { appId: created.appId, projectId, clientId: created.clientId, auth: client.None() };
+      if (authMethodType === 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') {
+        const key = await admin('POST', `/management/v1/projects/${projectId}/apps/${created.appId}/keys`, { type: 'KEY_TYPE_JSON' });
+        const file = JSON.parse(Buffer.from(key.keyDetails, 'base64').toString('utf8')) as { keyId: string; key: string; clientId: string };
+        assert.equal(file.clientId, created.clientId);
+        const pkcs8 = createPrivateKey(file.key).export({ type: 'pkcs8', format: 'pem' }) as string;
+        const privateKey = await importPKCS8(pkcs8, 'RS256', { extractable: false });
+        app.auth = client.PrivateKeyJwt({ key: privateKey, kid: file.keyId });
+        app.signingKey = { keyId: file.keyId, privateKey: createPrivateKey(file.key) };
+      } else {
+        assert.ok(created.clientSecret, `${name} comes with a client secret`);
+        app.clientSecret = created.clientSecret;
+        app.auth = client.ClientSecretBasic(created.clientSecret);
+      }
+      return app;
+    },
+    async createHuman(userName, orgId) {
+      const body = { userName, profile: { firstName: 'Test', lastName: userName }, email: { email: `${userName}@example.com`, isEmailVerified: true } };
+      return (await admin('POST', '/management/v1/users/human', body, orgId)).userId;
+    },
+    async createMachine(userName, accessTokenType = 'ACCESS_TOKEN_TYPE_BEARER') {
+      const { userId } = await admin('POST', '/management/v1/users/machine', { userName, name: userName, description: 'token exchange tests', accessTokenType });
+      const key = await admin('POST', `/management/v1/users/${userId}/keys`, { type: 'KEY_TYPE_JSON' });
+      const file = JSON.parse(Buffer.from(key.keyDetails, 'base64').toString('utf8')) as { keyId: string; key: string; userId: string };
+      assert.equal(file.userId, userId);
+      return { userId, keyId: file.keyId, privateKey: createPrivateKey(file.key) };
+    },
+    async machineTokens(machine, scope = 'openid profile offline_access') {
+      const assertion = await new SignJWT({})
+        .setProtectedHeader({ alg: 'RS256', kid: machine.keyId })
+        .setIssuer(machine.userId)
+        .setSubject(machine.userId)
+        .setAudience(issuer)
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .setJti(randomUUID())
+        .sign(machine.privateKey);
+      const config = configOf({ clientId: jwtProfileClientId(machine.userId), auth: noClientAuthentication });
+      const tokens = await client.genericGrantRequest(config, JWT_BEARER, { assertion, scope });
+      assert.ok(tokens.id_token, 'the JWT profile grant answers an ID token of the machine user');
+      return { access_token: tokens.access_token, id_token: tokens.id_token, scope: tokens.scope ?? '' };
+    },
+    configOf,
+    async exchange(app, params, options = {}) {
+      const body = new URLSearchParams();
+      for (const [name, value] of Object.entries(params)) for (const one of Array.isArray(value) ? value : [value]) body.append(name, one);
+      const answers: Answer[] = [];
+      let tokens: client.TokenEndpointResponse | undefined;
+      let error: unknown;
+      try {
+        const config = configOf(app, answers);
+        // To list every 5xx of a batch in one failure message, the caller asserts instead.
+        if (options.allowServerError) config[client.customFetch] = keepingFetch(answers);
+        tokens = await client.genericGrantRequest(config, TOKEN_EXCHANGE, body);
+      } catch (err) {
+        error = err;
+      }
+      const answer = answers.at(-1);
+      assert.ok(answer, `no answer from the token endpoint: ${String(error)}`);
+      if (!options.allowServerError) assertNoServerError(answer, `token exchange with ${JSON.stringify(params).slice(0, 300)}`);
+      return { answer, ...(tokens ? { tokens } : {}), ...(error ? { error } : {}) };
+    },
+    async introspect(app, token) {
+      return client.tokenIntrospection(configOf(app), token);
+    },
+    async revoke(app, token) {
+      await client.tokenRevocation(configOf(app), token);
+    },
+    stop: () => server.stop(),
+  };
+  return world;
+}
+
+/** Asserts a successful exchange that openid-client accepted too; returns the body as sent. */
+export function expectTokens(outcome: Outcome): Record<string, any> {
+  assert.equal(outcome.answer.status, 200, `expected tokens, got ${outcome.answer.status}: ${outcome.answer.text}`);
+  assert.equal(outcome.error, undefined, `openid-client refused the answer: ${String(outcome.error)}`);
+  return outcome.answer.body;
+}
+
+/** Asserts an RFC 6749 5.2 error answer: status, error code and, when given, the description. */
+export function expectError(outcome: Outcome, status: number, error: string, description?: RegExp): void {
+  const { answer } = outcome;
+  assert.equal(answer.status, status, `expected ${status} ${error}, got ${answer.status}: ${answer.text}`);
+  assert.equal(answer.body?.error, error, `expected ${error}, got ${answer.text}`);
+  if (description) assert.match(String(answer.body?.error_description), description);
+}
