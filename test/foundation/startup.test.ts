@@ -39,7 +39,7 @@ describe('first start on the embedded database with only DATA_DIR and PORT', () 
   let port: number;
   let first: SpawnedServer;
   let startedIn: number;
-  let firstKid: string;
+  let firstKids: string[] | undefined;
 
   before(async () => {
     dataDir = tempDir('portcullis-start-');
@@ -67,11 +67,11 @@ describe('first start on the embedded database with only DATA_DIR and PORT', () 
     assert.equal(statSync(path).mode & 0o777, 0o600);
   });
 
-  it('publishes exactly one signing key, with a kid', async () => {
+  it('publishes the current and the next signing key, each with its own kid', async () => {
     const kids = await publishedKids(first);
-    assert.equal(kids.length, 1);
-    assert.ok(kids[0]);
-    firstKid = kids[0];
+    assert.equal(kids.length, 2);
+    assert.ok(kids[0] && kids[1] && kids[0] !== kids[1]);
+    firstKids = kids;
   });
 
   it('logs JSON lines on stdout and nothing on stderr', () => {
@@ -85,12 +85,12 @@ describe('first start on the embedded database with only DATA_DIR and PORT', () 
     assert.equal(await first.stop('SIGTERM'), 0);
   });
 
-  it('starts again on the same DATA_DIR with the same key', async () => {
-    assert.ok(firstKid, 'the first start published a key');
+  it('starts again on the same DATA_DIR with the same keys', async () => {
+    assert.ok(firstKids, 'the first start published its keys');
     const second = await spawnServer({ DATA_DIR: dataDir, PORT: String(port) }, { noHostDefault: true });
     try {
       assert.ok(second.healthy, `second start answered /healthz (stderr: ${second.stderr()})`);
-      assert.deepEqual(await publishedKids(second), [firstKid]);
+      assert.deepEqual(await publishedKids(second), firstKids);
     } finally {
       assert.equal(await second.stop('SIGTERM'), 0);
     }
@@ -132,27 +132,28 @@ describe('start on PostgreSQL and Redis', { skip: needsPostgres || needsRedis },
     assert.deepEqual(body.checks, { postgres: 'ok', redis: 'ok' });
   });
 
-  it('keeps its signing key in PostgreSQL, the private part sealed', async () => {
+  it('keeps its signing keys in PostgreSQL, the private parts sealed', async () => {
     const kids = await publishedKids(server);
-    assert.equal(kids.length, 1);
+    assert.equal(kids.length, 2);
     const { rows } = await pool.query<{ kid: string; private_jwk: Buffer; public_jwk: Json }>(`SELECT kid, private_jwk, public_jwk FROM "${schema}".signing_keys`);
-    assert.equal(rows.length, 1);
-    assert.equal(rows[0]!.kid, kids[0]);
-    assert.ok(!rows[0]!.private_jwk.toString('latin1').includes('"d"'), 'private_jwk is not in clear');
-    assert.ok(!('d' in rows[0]!.public_jwk));
+    assert.deepEqual(rows.map((r) => r.kid).sort(), [...kids].sort());
+    for (const row of rows) {
+      assert.ok(!row.private_jwk.toString('latin1').includes('"d"'), 'private_jwk is not in clear');
+      assert.ok(!('d' in row.public_jwk));
+    }
   });
 
   it('writes no master.key file when MASTER_KEY is set', () => {
     assert.equal(existsSync(join(server.env.DATA_DIR!, 'master.key')), false);
   });
 
-  it('reuses the same key on a second start', async () => {
-    const [kid] = await publishedKids(server);
+  it('reuses the same keys on a second start', async () => {
+    const kids = await publishedKids(server);
     assert.equal(await server.stop('SIGTERM'), 0);
     const again = await spawnServer(env);
     try {
       assert.ok(again.healthy, `second start answered /healthz (stderr: ${again.stderr()})`);
-      assert.deepEqual(await publishedKids(again), [kid]);
+      assert.deepEqual(await publishedKids(again), kids);
     } finally {
       assert.equal(await again.stop('SIGTERM'), 0);
     }
@@ -163,13 +164,13 @@ describe('start on PostgreSQL and Redis', { skip: needsPostgres || needsRedis },
     await assertFailsWithOneLine(wrong, /MASTER_KEY/);
   });
 
-  it('lets two nodes start at once on an empty schema and share one signing key', async () => {
+  it('lets two nodes start at once on an empty schema and share one key schedule', async () => {
     const nodeEnv = { ...env, DATABASE_SCHEMA: otherSchema };
     const [a, b] = await Promise.all([spawnServer(nodeEnv), spawnServer(nodeEnv)]);
     try {
       assert.ok(a.healthy && b.healthy, `both nodes started (stderr: ${a.stderr()} ${b.stderr()})`);
       const [kidsA, kidsB] = await Promise.all([publishedKids(a), publishedKids(b)]);
-      assert.equal(kidsA.length, 1);
+      assert.equal(kidsA.length, 2);
       assert.deepEqual(kidsB, kidsA);
     } finally {
       await Promise.all([a.stop(), b.stop()]);

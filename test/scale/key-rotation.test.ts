@@ -64,7 +64,7 @@ describe('signing keys of one node: on-demand rotation', () => {
   let tokenBefore: string;
 
   const jwtAccessToken = async (): Promise<string> => {
-    const res = await postForm(`${w.server.url}/oauth/v2/token`, { grant_type: 'client_credentials' }, machine);
+    const res = await postForm(`${w.server.url}/oauth/v2/token`, { grant_type: 'client_credentials', scope: 'openid' }, machine);
     assert.equal(res.status, 200, res.text);
     const token = res.json.access_token as string;
     assert.equal(decodeProtectedHeader(token).typ, 'at+jwt', 'a JWT access token');

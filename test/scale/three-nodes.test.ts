@@ -43,7 +43,7 @@ describe('three nodes sharing PostgreSQL and Redis', { skip: needsPostgres || ne
     return res.json.keys;
   };
   const clientCredentials = async (node: ClusterNode, machine: Machine): Promise<string> => {
-    const res = await postForm(`${node.url}/oauth/v2/token`, { grant_type: 'client_credentials' }, machine);
+    const res = await postForm(`${node.url}/oauth/v2/token`, { grant_type: 'client_credentials', scope: 'openid' }, machine);
     assert.equal(res.status, 200, `client_credentials at node ${node.name}: ${res.text}`);
     assert.equal(typeof res.json.access_token, 'string');
     return res.json.access_token;
