@@ -6,7 +6,13 @@ import { requestContext } from './http/request-context.ts';
 import { errorBoundary } from './http/error-boundary.ts';
 import { requestMetrics, type Metrics } from './http/metrics.ts';
 
+/** Requests still being handled, so shutdown closes the pools only after them. */
+export interface InFlight {
+  count: number;
+}
+
 export interface AppParts {
+  inFlight: InFlight;
   log: Logger;
   metrics: Metrics;
   issuer: string;
@@ -39,9 +45,17 @@ function pinToIssuer(issuer: string, trustProxy: boolean): (req: Koa.Context['re
   };
 }
 
-export function createApp({ log, metrics, issuer, trustProxy, engine, routers }: AppParts): Koa {
+export function createApp({ inFlight, log, metrics, issuer, trustProxy, engine, routers }: AppParts): Koa {
   const pin = pinToIssuer(issuer, trustProxy);
   const app = new Koa({ proxy: trustProxy });
+  app.use(async (_ctx, next) => {
+    inFlight.count += 1;
+    try {
+      await next();
+    } finally {
+      inFlight.count -= 1;
+    }
+  });
   app.use(requestContext(log));
   app.use(requestMetrics(metrics));
   app.use(async (ctx, next) => {

@@ -106,7 +106,9 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const dependencies: Dependency[] = [{ name: db.kind === 'postgres' ? 'postgres' : 'database', ping: () => db.ping() }];
     if (redis) dependencies.push({ name: 'redis', ping: () => redis.ping() });
 
+    const inFlight = { count: 0 };
     const app = createApp({
+      inFlight,
       log,
       metrics,
       issuer: config.issuer,
@@ -154,6 +156,13 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         await Promise.race([closed, deadline]);
         clearInterval(reaper);
         server.closeAllConnections();
+        // A client that hung up leaves its handler running; let handlers
+        // finish (within the deadline) before their pools go away.
+        const drained = new Promise<void>((resolve) => {
+          const poll = setInterval(() => inFlight.count === 0 && (clearInterval(poll), resolve()), 20);
+          poll.unref();
+        });
+        await Promise.race([drained, deadline]);
         for (const close of closers) await Promise.resolve(close()).catch(() => {});
       })());
 

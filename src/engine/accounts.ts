@@ -1,7 +1,6 @@
 import type { Account, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 import type { Queryable } from '../storage/database.ts';
 import { findUser, type UserRow } from '../storage/users.ts';
-import { findOrg } from '../storage/orgs.ts';
 import { loginName } from '../domain/users.ts';
 import { RESOURCE_OWNER_CLAIMS, ROLES_CLAIM, ROLES_SCOPE } from './claims.ts';
 import { rolesOfUser } from '../storage/grants.ts';
@@ -9,12 +8,12 @@ import { rolesOfUser } from '../storage/grants.ts';
 const GENDER_CLAIM: Record<string, string> = { GENDER_FEMALE: 'female', GENDER_MALE: 'male', GENDER_DIVERSE: 'diverse' };
 
 /** Every claim of a user per SPEC 2.1; the engine keeps those of the granted scopes. */
-export function userClaims(user: UserRow, orgName: string): Record<string, unknown> {
+export function userClaims(user: UserRow): Record<string, unknown> {
   const [idClaim, nameClaim, domainClaim] = RESOURCE_OWNER_CLAIMS;
   const claims: Record<string, unknown> = {
     sub: user.id,
     [idClaim]: user.org_id,
-    [nameClaim]: orgName,
+    [nameClaim]: user.org_name,
     [domainClaim]: user.primary_domain,
     preferred_username: loginName(user.user_name, user.primary_domain),
     updated_at: Math.floor(new Date(user.change_date).getTime() / 1000),
@@ -82,11 +81,10 @@ export function accountFinder(db: Queryable): FindAccount {
   return async (ctx, sub) => {
     const user = await findUser(db, sub);
     if (!user || user.state !== 'active') return undefined;
-    const org = await findOrg(db, user.org_id);
     const account: Account = {
       accountId: user.id,
       async claims(use, scope) {
-        const claims = userClaims(user, org?.name ?? '');
+        const claims = userClaims(user);
         const roles = await rolesClaim(db, ctx, user.id, use, scope ?? '');
         if (roles) claims[ROLES_CLAIM] = roles;
         return (use === 'id_token' ? idTokenClaimsOnly(ctx, claims) : claims) as Awaited<ReturnType<Account['claims']>>;

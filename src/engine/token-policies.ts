@@ -1,9 +1,10 @@
 import type Provider from 'oidc-provider';
 import type { FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 import type { Queryable } from '../storage/database.ts';
-import { findUser } from '../storage/users.ts';
+import { findUser, type UserRow } from '../storage/users.ts';
 import { loginName } from '../domain/users.ts';
-import { CLAIMS_BY_SCOPE } from './claims.ts';
+import { CLAIMS_BY_SCOPE, ROLES_SCOPE } from './claims.ts';
+import { userClaims } from './accounts.ts';
 import { MACHINE_KEY_CLAIM } from './key-bound-tokens.ts';
 
 type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>;
@@ -20,6 +21,7 @@ interface TokenLike {
   clientId: string;
   accountId?: string;
   scope?: string;
+  scopes: Set<string>;
   iat?: number;
   extra?: { aud?: string[] };
   destroy(): Promise<void>;
@@ -67,6 +69,17 @@ function claimsOfScopes(scope: string | undefined): Set<string> {
 }
 
 /**
+ * The user claims of the token's granted scopes, as userinfo gives them. The
+ * user row already at hand serves them all, except the roles claim (its own
+ * scope), which takes the account's full claim set.
+ */
+async function releasedClaims(ctx: KoaContextWithOIDC, findAccount: FindAccount, token: TokenLike, user: UserRow): Promise<Record<string, unknown>> {
+  const claims = token.scopes.has(ROLES_SCOPE) ? await (await findAccount(ctx, user.id))?.claims('userinfo', token.scope ?? '', {}, []) : userClaims(user);
+  const released = claimsOfScopes(token.scope);
+  return Object.fromEntries(Object.entries(claims ?? {}).filter(([name]) => released.has(name) && name !== 'sub'));
+}
+
+/**
  * SEED 2.3 fields the engine leaves out: `username` (the login name),
  * `aud` (app and project), `nbf`, `token_type`, and the user claims of the
  * granted scopes, as userinfo would give them.
@@ -92,12 +105,9 @@ export function introspectionDetails(db: Queryable, findAccount: FindAccount): M
     if (subject) {
       extra.sub = subject;
       const user = await findUser(db, subject);
-      if (user) extra.username = loginName(user.user_name, user.primary_domain);
-      const account = await findAccount(ctx, subject);
-      if (account && token.accountId) {
-        const released = claimsOfScopes(token.scope);
-        const claims = await account.claims('userinfo', token.scope ?? '', {}, []);
-        for (const [name, value] of Object.entries(claims)) if (released.has(name) && name !== 'sub') extra[name] = value;
+      if (user) {
+        extra.username = loginName(user.user_name, user.primary_domain);
+        if (token.accountId) Object.assign(extra, await releasedClaims(ctx, findAccount, token, user));
       }
     }
     const { [MACHINE_KEY_CLAIM]: _key, ...visible } = body;

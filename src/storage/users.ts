@@ -47,6 +47,7 @@ export interface UserRow {
   description: string | null;
   access_token_type: string | null;
   primary_domain: string;
+  org_name: string;
   sequence: string;
   creation_date: Date;
   change_date: Date;
@@ -104,13 +105,13 @@ export async function userNameTaken(db: Queryable, orgId: string, userName: stri
 
 const USER_COLUMNS = `u.id, u.org_id, u.type, u.user_name, u.state, u.first_name, u.last_name, u.nick_name, u.display_name,
   u.preferred_language, u.gender, u.email, u.email_verified, u.phone, u.phone_verified, u.name, u.description,
-  u.access_token_type, d.domain AS primary_domain, u.sequence::text AS sequence, u.creation_date, u.change_date`;
+  u.access_token_type, d.domain AS primary_domain, o.name AS org_name, u.sequence::text AS sequence, u.creation_date, u.change_date`;
 
 export async function findUser(db: Queryable, id: string): Promise<UserRow | undefined> {
   // An id PostgreSQL cannot hold in text (NUL) is no user's.
   if (id.includes('\u0000')) return undefined;
   const { rows } = await db.query<UserRow>(
-    `SELECT ${USER_COLUMNS} FROM users u JOIN org_domains d ON d.org_id = u.org_id AND d.is_primary WHERE u.id = $1`,
+    `SELECT ${USER_COLUMNS} FROM users u JOIN orgs o ON o.id = u.org_id JOIN org_domains d ON d.org_id = u.org_id AND d.is_primary WHERE u.id = $1`,
     [id],
   );
   return rows[0];

@@ -1,6 +1,6 @@
 import type Provider from 'oidc-provider';
 import { errors, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
-import { decodeProtectedHeader, importJWK, jwtVerify, type JWTPayload } from 'jose';
+import { decodeProtectedHeader, importJWK, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import type { Queryable } from '../../storage/database.ts';
 import { findActiveMachineKey } from '../../storage/credentials.ts';
 import { JWT_BEARER_GRANT } from '../../domain/machine-clients.ts';
@@ -17,8 +17,28 @@ function invalidGrant(description: string): Error {
   return new errors.CustomOIDCProviderError('invalid_grant', description);
 }
 
+type ImportedKey = Awaited<ReturnType<typeof importJWK>>;
+
+// Importing an RSA key costs more than verifying with it. The database is
+// still asked on every request (a deleted key fails at once); only the
+// import of a key seen before is reused.
+const imported = new Map<string, Promise<ImportedKey>>();
+const MAX_IMPORTED = 1000;
+
+function importOnce(jwk: JWK, alg: string): Promise<ImportedKey> {
+  const id = `${alg}:${jwk.kty}:${jwk.n ?? ''}${jwk.x ?? ''}${jwk.y ?? ''}:${jwk.e ?? ''}`;
+  let key = imported.get(id);
+  if (!key) {
+    if (imported.size >= MAX_IMPORTED) imported.clear();
+    key = importJWK(jwk, alg);
+    key.catch(() => imported.delete(id));
+    imported.set(id, key);
+  }
+  return key;
+}
+
 /** The machine user's registered public key that the assertion names with `kid`. */
-async function assertionKey(db: Queryable, userId: string, assertion: string): Promise<{ keyId: string; key: Awaited<ReturnType<typeof importJWK>> }> {
+async function assertionKey(db: Queryable, userId: string, assertion: string): Promise<{ keyId: string; key: ImportedKey }> {
   let header;
   try {
     header = decodeProtectedHeader(assertion);
@@ -28,11 +48,11 @@ async function assertionKey(db: Queryable, userId: string, assertion: string): P
   if (!header.kid || !header.alg || !ASSERTION_ALGS.includes(header.alg)) throw invalidGrant('assertion must name its key (kid) and use an asymmetric algorithm');
   const jwk = await findActiveMachineKey(db, userId, header.kid);
   if (!jwk) throw invalidGrant('the key of the assertion is unknown, expired or deleted');
-  return { keyId: header.kid, key: await importJWK(jwk, header.alg) };
+  return { keyId: header.kid, key: await importOnce(jwk, header.alg) };
 }
 
 /** RFC 7523 3: signature, iss = sub = user id, aud = this issuer, a bounded lifetime. */
-async function verifiedAssertion(assertion: string, key: Awaited<ReturnType<typeof importJWK>>, userId: string, audiences: string[]): Promise<JWTPayload> {
+async function verifiedAssertion(assertion: string, key: ImportedKey, userId: string, audiences: string[]): Promise<JWTPayload> {
   let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(assertion, key, { issuer: userId, subject: userId, audience: audiences, clockTolerance: CLOCK_SKEW, requiredClaims: ['iat', 'exp'], algorithms: ASSERTION_ALGS }));

@@ -1,0 +1,629 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { deleteRedisPrefix, dropSchema, freePort, randomMasterKey } from '../test/support/server.ts';
+import { signAssertions, type MachineKeyFile } from './assertions.ts';
+import { basicAuth, runCodeFlow, type CodeFlowClient, type CodeFlowUser } from './code-flow.ts';
+import { BENCH_CORE, NODE, ROOT, SERVER_CORE, killChildrenNow, memoryOf, pinSelf, pinning, spawnChild, tempDir, type Child } from './processes.ts';
+import {
+  SCENARIOS,
+  arrayFeeder,
+  measureCodeFlow,
+  measureHttp,
+  mintWithCodeFlows,
+  rotatingFeeder,
+  type HttpLoad,
+  type Measurement,
+  type RunSettings,
+  type ScenarioName,
+  type ScenarioReport,
+} from './scenarios.ts';
+
+// `npm run bench`: our server (PostgreSQL + Redis when DATABASE_URL /
+// REDIS_URL are set, the embedded database otherwise) and then a bare
+// oidc-provider, each alone on core 1, loaded from this process on core 0
+// with the same scenarios; writes bench/results.json and prints a table.
+// See bench/README.md.
+
+// ---- settings
+
+function numberSetting(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min || value > max) {
+    process.stderr.write(`bench: ${name} must be a number from ${min} to ${max} (got ${JSON.stringify(raw)})\n`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const DURATION = numberSetting('BENCH_DURATION', 10, 1, 120);
+const WARMUP = numberSetting('BENCH_WARMUP', Math.min(2, Math.max(1, Math.round(DURATION / 5))), 0, 30);
+const CONNECTIONS = Math.round(numberSetting('BENCH_CONNECTIONS', 16, 1, 512));
+const FLOW_CONCURRENCY = Math.round(numberSetting('BENCH_FLOW_CONCURRENCY', 8, 1, 64));
+// Enough fresh assertions for about 2000 grants/s over warm-up and run; the
+// scenario ends early (rps over the time spent) if the server is faster.
+const ASSERTIONS = Math.round(numberSetting('BENCH_JWT_ASSERTIONS', Math.min(60_000, Math.max(2000, (DURATION + WARMUP) * 2000)), 100, 500_000));
+const OUTPUT = process.env.BENCH_OUTPUT || join(ROOT, 'bench/results.json');
+const RUN_BARE = process.env.BENCH_BARE !== '0';
+const DATABASE_URL = process.env.DATABASE_URL || undefined;
+const REDIS_URL = process.env.REDIS_URL || undefined;
+
+function selectedScenarios(): ScenarioName[] {
+  const raw = process.env.BENCH_SCENARIOS;
+  if (!raw) return [...SCENARIOS];
+  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !(SCENARIOS as readonly string[]).includes(n));
+  if (unknown.length) {
+    process.stderr.write(`bench: unknown scenario(s) in BENCH_SCENARIOS: ${unknown.join(', ')} (known: ${SCENARIOS.join(', ')})\n`);
+    process.exit(2);
+  }
+  return names as ScenarioName[];
+}
+const SELECTED = selectedScenarios();
+const wants = (name: ScenarioName) => SELECTED.includes(name);
+
+const settings: RunSettings = { durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS };
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return '';
+  }
+}
+const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127\./.test(host);
+
+// ---- clean-up, also on Ctrl-C
+
+const cleanups: Array<() => Promise<unknown> | unknown> = [];
+let cleaning: Promise<void> | undefined;
+function cleanUp(): Promise<void> {
+  return (cleaning ??= (async () => {
+    while (cleanups.length) {
+      const step = cleanups.pop()!;
+      await Promise.race([Promise.resolve().then(step).catch((err) => log(`clean-up step failed: ${(err as Error).message}`)), new Promise((r) => setTimeout(r, 15_000).unref())]);
+    }
+  })());
+}
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    log(`\n${signal}: stopping the servers and cleaning up…`);
+    killChildrenNow();
+    const force = setTimeout(() => process.exit(130), 20_000);
+    force.unref();
+    cleanUp().finally(() => process.exit(130));
+  });
+}
+// A safety net: the whole run is bounded even if something hangs.
+// (ten scenario runs, code flows to mint refresh tokens, start-ups and set-up)
+const WATCHDOG_SECONDS = Math.round(150 + 1.5 * (SCENARIOS.length + 3) * (DURATION + WARMUP));
+const watchdog = setTimeout(() => {
+  log(`bench: still running after ${WATCHDOG_SECONDS} s; giving up`);
+  killChildrenNow();
+  cleanUp().finally(() => process.exit(1));
+}, WATCHDOG_SECONDS * 1000);
+watchdog.unref();
+
+function log(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+// ---- HTTP helpers
+
+interface Json {
+  status: number;
+  body: any;
+  text: string;
+}
+
+async function call(url: string, init: RequestInit = {}): Promise<Json> {
+  if (!isLoopback(hostOf(url))) throw new Error(`refusing a non-loopback target: ${url}`);
+  const response = await fetch(url, { redirect: 'manual', ...init, signal: AbortSignal.timeout(30_000) });
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, body, text };
+}
+
+function adminApi(base: string, pat: string) {
+  return async (method: string, path: string, body?: unknown): Promise<any> => {
+    const answer = await call(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${pat}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (answer.status !== 200) throw new Error(`${method} ${path} answered ${answer.status}: ${answer.text.slice(0, 500)}`);
+    return answer.body;
+  };
+}
+
+const FORM = 'application/x-www-form-urlencoded';
+
+async function token(base: string, authorization: string | undefined, form: Record<string, string>): Promise<any> {
+  const answer = await call(`${base}/oauth/v2/token`, {
+    method: 'POST',
+    headers: { 'content-type': FORM, ...(authorization ? { authorization } : {}) },
+    body: new URLSearchParams(form).toString(),
+  });
+  if (answer.status !== 200) throw new Error(`token endpoint answered ${answer.status}: ${answer.text.slice(0, 500)}`);
+  return answer.body;
+}
+
+// ---- the scenarios' loads
+
+interface MachineClient {
+  clientId: string;
+  clientSecret: string;
+}
+
+function clientCredentialsLoad(client: MachineClient): HttpLoad {
+  return {
+    method: 'POST',
+    path: '/oauth/v2/token',
+    headers: { authorization: basicAuth(client.clientId, client.clientSecret), 'content-type': FORM },
+    body: 'grant_type=client_credentials&scope=openid',
+  };
+}
+
+function introspectionLoad(client: MachineClient, accessToken: string): HttpLoad {
+  return {
+    method: 'POST',
+    path: '/oauth/v2/introspect',
+    headers: { authorization: basicAuth(client.clientId, client.clientSecret), 'content-type': FORM },
+    body: new URLSearchParams({ token: accessToken }).toString(),
+    verify: (body) => body.includes('"active":true'),
+  };
+}
+
+const isJwt = (value: unknown) => typeof value === 'string' && /^[\w-]+\.[\w-]+\.[\w-]+$/.test(value);
+
+/** One request of the load by hand, before the run: fails the scenario early with a readable reason. */
+async function preflight(base: string, load: HttpLoad, body: string | undefined, check?: (answer: Json) => string | undefined): Promise<Json> {
+  const answer = await call(`${base}${load.path}`, { method: load.method, headers: load.headers, body });
+  if (answer.status < 200 || answer.status > 299) throw new Error(`preflight ${load.method} ${load.path} answered ${answer.status}: ${answer.text.slice(0, 400)}`);
+  if (load.verify && !load.verify(answer.text)) throw new Error(`preflight ${load.method} ${load.path}: unexpected body ${answer.text.slice(0, 400)}`);
+  const problem = check?.(answer);
+  if (problem) throw new Error(`preflight ${load.method} ${load.path}: ${problem}`);
+  return answer;
+}
+
+// ---- results
+
+interface ScenarioResult {
+  ours: Measurement | null;
+  bare: Measurement | null;
+  ratio: number | null;
+}
+
+const results = new Map<ScenarioName, { ours: Measurement | null; bare: Measurement | null }>();
+const details: string[] = [];
+
+function failed(reason: string): Measurement {
+  return { rps: 0, p50_ms: null, p99_ms: null, errors: 1, peak_rss_mb: null, ...({ failure: reason } as object) } as Measurement;
+}
+
+function strip(report: ScenarioReport): Measurement {
+  return { rps: report.rps, p50_ms: report.p50_ms, p99_ms: report.p99_ms, errors: report.errors, peak_rss_mb: report.peak_rss_mb };
+}
+
+async function scenario(side: 'ours' | 'bare', name: ScenarioName, run: () => Promise<ScenarioReport>): Promise<void> {
+  log(`  ${side} ${name}: ${WARMUP ? `${WARMUP} s warm-up + ` : ''}${DURATION} s…`);
+  let measurement: Measurement;
+  try {
+    const report = await run();
+    measurement = strip(report);
+    details.push(`${side} ${name}: ${report.detail}`);
+    log(`    ${report.rps} /s, p50 ${report.p50_ms ?? '-'} ms, p99 ${report.p99_ms ?? '-'} ms, errors ${report.errors}, peak RSS ${report.peak_rss_mb ?? '-'} MB (${report.detail})`);
+  } catch (err) {
+    const reason = (err as Error).message;
+    measurement = failed(reason);
+    details.push(`${side} ${name}: FAILED: ${reason}`);
+    log(`    FAILED: ${reason}`);
+  }
+  const entry = results.get(name) ?? { ours: null, bare: null };
+  entry[side] = measurement;
+  results.set(name, entry);
+  // Requests cut off when the load stopped may still be running on the server: let them finish.
+  await settle();
+}
+
+const settle = (ms = 750) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---- our server
+
+/** VmRSS of our server once set up, before any load (MB). */
+let rssAfterSetup: number | null = null;
+
+interface ServerFindings {
+  warnings: string[];
+  /** Everything the server printed (LOG_LEVEL=warn). */
+  logFile: string;
+  hwmMb: number | null;
+  /** The machine users' credentials, which the bare engine is given too. */
+  clients: { opaque: MachineClient; jwt: MachineClient };
+}
+
+async function benchOurs(taskset: string | undefined, beforeLoad: () => void): Promise<ServerFindings> {
+  const started = new Date().toISOString();
+  const dataDir = tempDir('portcullis-bench-');
+  cleanups.push(() => dataDir.remove());
+  const port = await freePort();
+  const env: Record<string, string> = {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    ISSUER: `http://127.0.0.1:${port}`,
+    DATA_DIR: dataDir.path,
+    LOG_LEVEL: 'warn',
+    INSTANCE_DOMAIN: 'bench.test',
+    MASTER_KEY: randomMasterKey(),
+    // For profiling, e.g. BENCH_SERVER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof".
+    ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}),
+  };
+  const suffix = randomBytes(5).toString('hex');
+  if (DATABASE_URL) {
+    const schema = `bench_${suffix}`;
+    Object.assign(env, { DATABASE_URL, DATABASE_SCHEMA: schema });
+    cleanups.push(() => dropSchema(DATABASE_URL, schema));
+  }
+  if (REDIS_URL) {
+    const prefix = `bench_${suffix}:`;
+    Object.assign(env, { REDIS_URL, REDIS_PREFIX: prefix });
+    cleanups.push(() => deleteRedisPrefix(REDIS_URL, prefix));
+  }
+
+  log(`starting our server (${DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}${REDIS_URL ? ' + Redis' : ''})${taskset ? ` on core ${SERVER_CORE}` : ''}…`);
+  const server = await spawnChild({ name: 'portcullis', script: join(ROOT, 'src/main.ts'), env, port, readyPath: '/healthz', taskset, core: SERVER_CORE });
+  cleanups.push(() => server.stop(15_000));
+  const base = server.url;
+  const pat = readFileSync(join(dataDir.path, 'admin.pat'), 'utf8').trim();
+  const api = adminApi(base, pat);
+
+  // Machine users: client_credentials with opaque and with JWT access tokens, and one with a key for the JWT profile grant.
+  log('setting up users, project and app through the admin API…');
+  const machine = async (userName: string, accessTokenType?: string) => {
+    const { userId } = await api('POST', '/management/v1/users/machine', { userName, name: userName, ...(accessTokenType ? { accessTokenType } : {}) });
+    return userId as string;
+  };
+  const secretOf = async (userId: string): Promise<MachineClient> => {
+    const { clientId, clientSecret } = await api('PUT', `/management/v1/users/${userId}/secret`, {});
+    return { clientId, clientSecret };
+  };
+  const opaque = await secretOf(await machine(`bench-cc-${suffix}`));
+  const jwt = await secretOf(await machine(`bench-cc-jwt-${suffix}`, 'ACCESS_TOKEN_TYPE_JWT'));
+  const profileUser = await machine(`bench-jwt-profile-${suffix}`);
+  const { keyDetails } = await api('POST', `/management/v1/users/${profileUser}/keys`, { type: 'KEY_TYPE_JSON' });
+  const keyFile = JSON.parse(Buffer.from(keyDetails, 'base64').toString('utf8')) as MachineKeyFile;
+
+  // A project, a confidential web app and a human with a password for the code flow.
+  const project = await api('POST', '/management/v1/projects', { name: `Bench ${suffix}` });
+  const app = await api('POST', `/management/v1/projects/${project.id}/apps/oidc`, {
+    name: 'Bench RP',
+    redirectUris: ['https://rp.example.com/cb'],
+    responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+    grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
+    appType: 'OIDC_APP_TYPE_WEB',
+    authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+  });
+  const password = `Bench-${randomBytes(9).toString('base64url')}1!`;
+  const human = await api('POST', '/management/v1/users/human', {
+    userName: `bench-user-${suffix}`,
+    profile: { firstName: 'Bench', lastName: 'User' },
+    email: { email: `bench-user-${suffix}@bench.test`, isEmailVerified: true },
+    password,
+  });
+  const { user } = await api('GET', `/management/v1/users/${human.userId}`);
+  const flowClient: CodeFlowClient = { baseUrl: base, clientId: app.clientId, clientSecret: app.clientSecret, redirectUri: 'https://rp.example.com/cb', scope: 'openid profile email offline_access' };
+  const flowUser: CodeFlowUser = { loginName: user.preferredLoginName ?? user.loginNames?.[0], password };
+
+  let assertions: string[] = [];
+  if (wants('jwt_profile')) {
+    const started = performance.now();
+    assertions = await signAssertions(keyFile, `http://127.0.0.1:${port}`, ASSERTIONS);
+    log(`signed ${assertions.length} JWT profile assertions in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+  beforeLoad();
+  const afterSetup = memoryOf(server.pid)?.rssMb;
+  rssAfterSetup = afterSetup === undefined ? null : Math.round(afterSetup * 10) / 10;
+
+  log(`our server, ${CONNECTIONS} connections:`);
+  const pid = server.pid;
+  const ccOpaque = clientCredentialsLoad(opaque);
+  if (wants('client_credentials_opaque')) {
+    await scenario('ours', 'client_credentials_opaque', async () => {
+      await preflight(base, ccOpaque, ccOpaque.body, (a) => (isJwt(a.body?.access_token) ? 'expected an opaque access token, got a JWT' : undefined));
+      return measureHttp(base, pid, ccOpaque, settings);
+    });
+  }
+  if (wants('client_credentials_jwt')) {
+    const load = clientCredentialsLoad(jwt);
+    await scenario('ours', 'client_credentials_jwt', async () => {
+      await preflight(base, load, load.body, (a) => (isJwt(a.body?.access_token) ? undefined : 'expected a JWT access token'));
+      return measureHttp(base, pid, load, settings);
+    });
+  }
+  if (wants('introspection')) {
+    await scenario('ours', 'introspection', async () => {
+      const { access_token } = await token(base, ccOpaque.headers.authorization, { grant_type: 'client_credentials', scope: 'openid' });
+      const load = introspectionLoad(opaque, access_token);
+      await preflight(base, load, load.body);
+      return measureHttp(base, pid, load, settings);
+    });
+  }
+  if (wants('jwt_profile')) {
+    await scenario('ours', 'jwt_profile', async () => {
+      const feeder = arrayFeeder(assertions);
+      const build = (assertion: string) => `grant_type=${encodeURIComponent('urn:ietf:params:oauth:grant-type:jwt-bearer')}&scope=openid&assertion=${assertion}`;
+      const load: HttpLoad = { method: 'POST', path: '/oauth/v2/token', headers: { 'content-type': FORM }, bodyFrom: { feeder, build } };
+      await preflight(base, load, build(feeder.next()!), (a) => (a.body?.access_token ? undefined : 'no access_token'));
+      return measureHttp(base, pid, load, settings);
+    });
+  }
+
+  // The code flow: measured itself, and the source of refresh and access tokens for the next two.
+  const minted: Array<{ access_token: string; refresh_token?: string }> = [];
+  const needFlows = wants('code_flow') || wants('refresh_token') || wants('userinfo');
+  if (needFlows) {
+    try {
+      const first = await runCodeFlow(flowClient, flowUser, AbortSignal.timeout(30_000));
+      if (!first.refresh_token) throw new Error('the code flow with offline_access answered no refresh_token');
+      minted.push(first);
+    } catch (err) {
+      const reason = `the code flow does not work: ${(err as Error).message}`;
+      for (const name of ['code_flow', 'refresh_token', 'userinfo'] as const) {
+        if (wants(name)) await scenario('ours', name, () => Promise.reject(new Error(reason)));
+      }
+    }
+  }
+  if (minted.length && wants('code_flow')) {
+    await scenario('ours', 'code_flow', async () => {
+      const run = await measureCodeFlow(flowClient, flowUser, pid, { ...settings, concurrency: FLOW_CONCURRENCY });
+      minted.push(...run.tokens);
+      for (const failure of run.failures) details.push(`ours code_flow failure: ${failure}`);
+      return run;
+    });
+  }
+  if (minted.length && wants('refresh_token')) {
+    await scenario('ours', 'refresh_token', async () => {
+      // Each connection keeps a chain going; the end of the warm-up drops the
+      // tokens in flight, so the pool holds twice the connections and some.
+      const want = CONNECTIONS * 2 + 8;
+      // The first flow's grant stays untouched: its access token is the userinfo one.
+      const pool = minted.slice(1).map((t) => t.refresh_token).filter((t): t is string => Boolean(t));
+      if (pool.length < want) {
+        const started = performance.now();
+        const more = await mintWithCodeFlows(flowClient, flowUser, want - pool.length, 60, FLOW_CONCURRENCY);
+        pool.push(...more.tokens.map((t) => t.refresh_token!).filter(Boolean));
+        log(`    minted ${more.tokens.length} more refresh tokens with code flows in ${((performance.now() - started) / 1000).toFixed(1)} s${more.failures.length ? ` (${more.failures.length} failed: ${more.failures[0]})` : ''}`);
+      }
+      // Refresh tokens are spent below; keep the access tokens (userinfo) apart.
+      for (const t of minted) delete t.refresh_token;
+      const feeder = rotatingFeeder(pool);
+      const app: MachineClient = { clientId: flowClient.clientId, clientSecret: flowClient.clientSecret };
+      const build = (refreshToken: string) => `grant_type=refresh_token&refresh_token=${encodeURIComponent(refreshToken)}`;
+      const load: HttpLoad = {
+        method: 'POST',
+        path: '/oauth/v2/token',
+        headers: { authorization: basicAuth(app.clientId, app.clientSecret), 'content-type': FORM },
+        bodyFrom: { feeder, build },
+        onAnswer: (status, body) => {
+          if (status !== 200) return;
+          const next = /"refresh_token":"([^"]+)"/.exec(body)?.[1];
+          if (next) feeder.give(next);
+        },
+      };
+      const first = await preflight(base, load, build(feeder.next()!), (a) => (a.body?.refresh_token ? undefined : 'no rotated refresh_token in the answer'));
+      feeder.give(first.body.refresh_token);
+      return measureHttp(base, pid, load, settings);
+    });
+  }
+  if (minted.length && wants('userinfo')) {
+    await scenario('ours', 'userinfo', async () => {
+      const load: HttpLoad = { method: 'GET', path: '/oidc/v1/userinfo', headers: { authorization: `Bearer ${minted[0]!.access_token}` } };
+      await preflight(base, load, undefined, (a) => (a.body?.sub ? undefined : 'no sub in the userinfo answer'));
+      return measureHttp(base, pid, load, settings);
+    });
+  }
+
+  const hwm = memoryOf(pid)?.hwmMb ?? null;
+  await server.stop(15_000);
+  const output = server.output();
+  const logFile = join(tmpdir(), `portcullis-bench-server-${started.replace(/[:.]/g, '-')}.log`);
+  writeFileSync(logFile, output);
+  const warnings = output
+    .split('\n')
+    .filter((line) => line.trim())
+    .filter((line) => !/"msg":"(shutting down|listening;)/.test(line));
+  return { warnings, logFile, hwmMb: hwm === null ? null : Math.round(hwm * 10) / 10, clients: { opaque, jwt } };
+}
+
+// ---- the bare engine
+
+async function benchBare(taskset: string | undefined, clients: { opaque: MachineClient; jwt: MachineClient }): Promise<void> {
+  const port = await freePort();
+  log(`starting the bare oidc-provider${taskset ? ` on core ${SERVER_CORE}` : ''}…`);
+  const bare: Child = await spawnChild({
+    name: 'bare oidc-provider',
+    script: join(ROOT, 'bench/bare-provider.ts'),
+    env: {
+      BARE_PORT: String(port),
+      NODE_ENV: 'production',
+      BARE_CLIENTS: JSON.stringify([
+        { client_id: clients.opaque.clientId, client_secret: clients.opaque.clientSecret },
+        { client_id: clients.jwt.clientId, client_secret: clients.jwt.clientSecret, jwt: true },
+      ]),
+    },
+    port,
+    readyPath: '/.well-known/openid-configuration',
+    taskset,
+    core: SERVER_CORE,
+  });
+  cleanups.push(() => bare.stop());
+  const base = bare.url;
+  const pid = bare.pid;
+  log(`bare oidc-provider, ${CONNECTIONS} connections:`);
+  const ccOpaque = clientCredentialsLoad(clients.opaque);
+  if (wants('client_credentials_opaque')) {
+    await scenario('bare', 'client_credentials_opaque', async () => {
+      await preflight(base, ccOpaque, ccOpaque.body, (a) => (isJwt(a.body?.access_token) ? 'expected an opaque access token' : undefined));
+      return measureHttp(base, pid, ccOpaque, settings);
+    });
+  }
+  if (wants('client_credentials_jwt')) {
+    const load = clientCredentialsLoad(clients.jwt);
+    await scenario('bare', 'client_credentials_jwt', async () => {
+      await preflight(base, load, load.body, (a) => (isJwt(a.body?.access_token) ? undefined : 'expected a JWT access token'));
+      return measureHttp(base, pid, load, settings);
+    });
+  }
+  if (wants('introspection')) {
+    await scenario('bare', 'introspection', async () => {
+      const { access_token } = await token(base, ccOpaque.headers.authorization, { grant_type: 'client_credentials', scope: 'openid' });
+      const load = introspectionLoad(clients.opaque, access_token);
+      await preflight(base, load, load.body);
+      return measureHttp(base, pid, load, settings);
+    });
+  }
+  const output = bare.output();
+  await bare.stop();
+  const problems = output.split('\n').filter((line) => /server_error|Error/.test(line));
+  if (problems.length) details.push(`bare engine output: ${problems.slice(0, 5).join(' | ')}`);
+}
+
+// ---- report
+
+function cell(value: number | null | undefined, digits = 0): string {
+  return value === null || value === undefined ? '-' : value.toFixed(digits);
+}
+
+function pair(ours: number | null | undefined, bare: number | null | undefined, digits = 0): string {
+  return bare === undefined ? cell(ours, digits) : `${cell(ours, digits)} / ${cell(bare, digits)}`;
+}
+
+function table(scenarios: Record<string, ScenarioResult>): string {
+  const header = ['scenario', 'ours rps', 'bare rps', 'ratio', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB'];
+  const rows = Object.entries(scenarios).map(([name, r]) => {
+    const bare = r.bare ?? undefined;
+    return [
+      name,
+      cell(r.ours?.rps, 1),
+      r.bare ? cell(r.bare.rps, 1) : '-',
+      r.ratio === null ? '-' : r.ratio.toFixed(2),
+      pair(r.ours?.p50_ms, bare?.p50_ms, 1),
+      pair(r.ours?.p99_ms, bare?.p99_ms, 1),
+      pair(r.ours?.errors, bare?.errors),
+      pair(r.ours?.peak_rss_mb, bare?.peak_rss_mb, 1),
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  return [line(header), `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+function targets(scenarios: Record<string, ScenarioResult>): string[] {
+  const lines: string[] = [];
+  const verdict = (ok: boolean | undefined) => (ok === undefined ? 'n/a' : ok ? 'met' : 'NOT met');
+  const ratio = (name: string) => scenarios[name]?.ratio ?? undefined;
+  const cc = ratio('client_credentials_opaque');
+  const intro = ratio('introspection');
+  lines.push(`client_credentials (opaque) ≥ 0.6 of bare: ${cc === undefined ? 'n/a' : cc.toFixed(2)} → ${verdict(cc === undefined ? undefined : cc >= 0.6)}`);
+  lines.push(`introspection ≥ 0.6 of bare: ${intro === undefined ? 'n/a' : intro.toFixed(2)} → ${verdict(intro === undefined ? undefined : intro >= 0.6)}`);
+  const jwtProfile = scenarios.jwt_profile?.ours?.rps;
+  lines.push(`JWT profile grant ≥ 700/s: ${jwtProfile ?? 'n/a'} → ${verdict(jwtProfile === undefined ? undefined : jwtProfile >= 700)}`);
+  const withErrors = Object.entries(scenarios).filter(([, r]) => (r.ours?.errors ?? 0) > 0 || (r.bare?.errors ?? 0) > 0).map(([n]) => n);
+  lines.push(`no scenario with errors: ${withErrors.length ? `errors in ${withErrors.join(', ')}` : 'none'} → ${verdict(withErrors.length === 0)}`);
+  const peaks = Object.values(scenarios).map((r) => r.ours?.peak_rss_mb ?? 0);
+  const peak = peaks.length ? Math.max(...peaks) : undefined;
+  lines.push(`server peak RSS < 300 MB: ${peak ?? 'n/a'} MB → ${verdict(peak === undefined ? undefined : peak < 300)}`);
+  return lines;
+}
+
+// ---- main
+
+async function main(): Promise<void> {
+  for (const [name, url] of [['DATABASE_URL', DATABASE_URL], ['REDIS_URL', REDIS_URL]] as const) {
+    if (url && !isLoopback(hostOf(url))) log(`bench: note: ${name} is not on this machine (${hostOf(url)}); the targets assume local stores`);
+  }
+  const pin = pinning();
+  const started = new Date();
+  const load = loadavg();
+  log(`bench: ${DURATION} s per scenario (+${WARMUP} s warm-up), ${CONNECTIONS} connections, ${SELECTED.length} scenario(s); pinning: ${pin.taskset ? `server core ${SERVER_CORE}, load generator core ${BENCH_CORE}` : `off (${pin.reason})`}`);
+
+  let pinnedSelf = false;
+  const pinLoadGenerator = () => {
+    if (pin.taskset && !pinnedSelf) pinnedSelf = pinSelf(pin.taskset, BENCH_CORE);
+  };
+  const findings = await benchOurs(pin.taskset, pinLoadGenerator);
+  await cleanUp();
+  cleaning = undefined;
+
+  if (RUN_BARE && SELECTED.some((n) => ['client_credentials_opaque', 'client_credentials_jwt', 'introspection'].includes(n))) {
+    // The same machine clients (client_id and secret) as ours.
+    await benchBare(pin.taskset, findings.clients);
+    await cleanUp();
+    cleaning = undefined;
+  }
+
+  const scenarios: Record<string, ScenarioResult> = {};
+  for (const name of SELECTED) {
+    const r = results.get(name) ?? { ours: null, bare: null };
+    const ratio = r.ours && r.bare && r.bare.rps > 0 ? Math.round((r.ours.rps / r.bare.rps) * 1000) / 1000 : null;
+    scenarios[name] = { ours: r.ours, bare: r.bare, ratio };
+  }
+  const nodeVersion = spawnSync(NODE, ['--version'], { encoding: 'utf8' }).stdout.trim() || process.version;
+  const machine = {
+    cpu_model: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memory_mb: Math.round(totalmem() / 2 ** 20),
+    node_version: nodeVersion,
+    database_url_used: Boolean(DATABASE_URL),
+    redis_url_used: Boolean(REDIS_URL),
+    taskset: pin.taskset
+      ? { used: true, server_core: SERVER_CORE, load_generator_core: BENCH_CORE, load_generator_pinned: pinnedSelf }
+      : { used: false, reason: pin.reason },
+    date: started.toISOString(),
+    load_average_at_start: load.map((v) => Math.round(v * 100) / 100),
+    duration_s: DURATION,
+    warmup_s: WARMUP,
+    connections: CONNECTIONS,
+    code_flow_concurrency: FLOW_CONCURRENCY,
+    server_rss_before_load_mb: rssAfterSetup,
+    server_vm_hwm_mb: findings.hwmMb,
+  };
+  writeFileSync(OUTPUT, `${JSON.stringify({ machine, scenarios }, null, 2)}\n`);
+
+  const out = process.stdout;
+  out.write(`\nPortcullis vs bare oidc-provider — ${machine.cpu_model}, ${machine.cores} cores, node ${nodeVersion}, ${DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}${REDIS_URL ? ' + Redis' : ''}, ${DURATION} s per scenario, ${CONNECTIONS} connections${pin.taskset ? `, server on core ${SERVER_CORE}` : ', not pinned'}\n`);
+  out.write('(p50, p99, errors and peak RSS show "ours / bare" where the bare engine ran the scenario; ratio = ours rps / bare rps; code_flow rps = complete flows per second)\n\n');
+  out.write(`${table(scenarios)}\n\n`);
+  out.write(`Targets (informational):\n${targets(scenarios).map((l) => `  ${l}`).join('\n')}\n`);
+  if (details.length) out.write(`\nDetails:\n${details.map((d) => `  ${d}`).join('\n')}\n`);
+  if (findings.warnings.length) {
+    out.write(`\nOur server printed ${findings.warnings.length} warning/error line(s) (LOG_LEVEL=warn; all of it in ${findings.logFile}); the first ones:\n`);
+    for (const line of findings.warnings.slice(0, 8)) out.write(`  ${line.slice(0, 1500)}\n`);
+  }
+  out.write(`\nWrote ${OUTPUT}\n`);
+}
+
+main()
+  .then(() => {
+    clearTimeout(watchdog);
+    process.exitCode = 0;
+  })
+  .catch(async (err) => {
+    log(`bench failed: ${(err as Error).stack ?? String(err)}`);
+    killChildrenNow();
+    await cleanUp();
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    // autocannon and fetch keep-alive sockets must not hold the process open.
+    setTimeout(() => process.exit(), 200).unref();
+  });
