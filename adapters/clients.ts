@@ -14,17 +14,22 @@ const MAX_ENTRIES = 10_000;
  * PostgreSQL. The engine
  * looks its client up on every request, so apps are cached briefly — unknown
  * ids too, so garbage client_ids cannot flood the database. A write on this
- * node invalidates at once; other nodes see it when the entry ages out,
- * within CLIENT_CACHE_TTL_MS (SPEC: every node within 5 seconds).
+ * node invalidates at once and announces it to the others; if a message is
+ * lost, an entry ages out within CLIENT_CACHE_TTL_MS (SPEC: every node
+ * within 5 seconds).
  */
 export class ClientDirectory {
   #db: Queryable;
   #engineGrantTypes: ReadonlySet<string>;
   #cache = new Map<string, { metadata: AdapterPayload | undefined; expiresAt: number }>();
 
-  constructor(db: Queryable, engineGrantTypes: ReadonlySet<string>) {
+  #announce: () => void;
+
+  /** `announce` tells the other nodes that clients changed (see Invalidation). */
+  constructor(db: Queryable, engineGrantTypes: ReadonlySet<string>, announce: () => void = () => {}) {
     this.#db = db;
     this.#engineGrantTypes = engineGrantTypes;
+    this.#announce = announce;
   }
 
   async find(clientId: string): Promise<AdapterPayload | undefined> {
@@ -37,12 +42,20 @@ export class ClientDirectory {
     return metadata;
   }
 
+  /** After an app changed on this node. */
   invalidate(clientId: string): void {
     this.#cache.delete(clientId);
+    this.#announce();
   }
 
   /** After a machine user's credentials change: it has several client ids, and this is rare. */
   clear(): void {
+    this.#cache.clear();
+    this.#announce();
+  }
+
+  /** Another node announced a change. */
+  forget(): void {
     this.#cache.clear();
   }
 

@@ -21,6 +21,8 @@ import { EngineHolder } from './engine/engine-holder.ts';
 import { healthRoutes, type Dependency } from './http/health.ts';
 import { createMetrics, metricsRoutes } from './http/metrics.ts';
 import { countStorageErrors } from '../adapters/instrumented.ts';
+import { localInvalidation, redisInvalidation } from './storage/invalidation.ts';
+import { UserCache } from './storage/user-cache.ts';
 import { interactionRouter } from '../interactions/index.ts';
 import { createApp } from './app.ts';
 import { adminRouter } from './admin/router.ts';
@@ -79,7 +81,13 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
 
     let currentKeys = keys;
     const metrics = createMetrics(() => currentKeys[0]?.activatesAt);
-    const clients = new ClientDirectory(db, ENGINE_GRANT_TYPES);
+    const invalidation = redis ? await redisInvalidation(redis, `${config.redisPrefix}invalidate`) : localInvalidation();
+    closers.unshift(() => invalidation.close());
+    const users = new UserCache(db);
+    invalidation.on('users', () => users.clear());
+    const clients = new ClientDirectory(db, ENGINE_GRANT_TYPES, () => invalidation.publish('clients'));
+    invalidation.on('clients', () => clients.forget());
+    const lookupUser = (id: string) => users.get(id);
     const adapter = countStorageErrors(createAdapterFactory({ db, redis, clients }), Boolean(redis), (store) => metrics.storageErrors.inc({ store }));
     const engineDeps = {
       config,
@@ -88,7 +96,8 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       cookieKeys: [deriveKey(master.key, 'cookie signing')],
       secretKey,
       adapter,
-      findAccount: accountFinder(db),
+      findAccount: accountFinder(db, lookupUser),
+      lookupUser,
       onTokenIssued: (grantType: string) => metrics.tokensIssued.inc({ grant_type: grantType }),
     };
     const build = (current: SigningKey[]) => buildProvider({ ...engineDeps, jwks: current.map((k) => k.privateJwk) }, log);
@@ -117,7 +126,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       routers: [
         healthRoutes(dependencies),
         metricsRoutes(metrics),
-        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db)], secretKey, clients, engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
+        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db)], secretKey, clients, usersChanged: () => invalidation.publish('users'), engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
         interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics }),
       ],
     });

@@ -24,6 +24,8 @@ export interface AdminApiDeps {
   /** Key of the keyed digests of generated secrets. */
   secretKey: Buffer;
   clients: ClientDirectory;
+  /** Tells every node's user cache that users changed. */
+  usersChanged: () => void;
   engine: EngineHolder;
   signingKeys: SigningKeyAdmin;
 }
@@ -43,17 +45,21 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
  * The admin and management REST API (SPEC 3): errors in one format, JSON
  * bodies, bearer authentication, then the resource routes.
  */
-export function adminRouter({ db, log, settings, verifiers, secretKey, clients, engine, signingKeys }: AdminApiDeps): Router {
+export function adminRouter({ db, log, settings, verifiers, secretKey, clients, usersChanged, engine, signingKeys }: AdminApiDeps): Router {
   const resources = [orgRoutes(db, settings), userRoutes(db, settings, secretKey), memberRoutes(db), featureRoutes(db), projectRoutes(db), appRoutes({ db, engine, clients, secretKey }), signingKeyRoutes(db, signingKeys)];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us
   // read a megabyte.
   router.use(API_PREFIXES, apiErrors(log), authenticate(db, verifiers), ...jsonBody());
-  // Machine users are engine clients too: a changed secret or removed user
-  // must not linger in this node's client cache (other nodes: its TTL).
+  // Users are cached for the token endpoints, and machine users are engine
+  // clients too: a changed secret or removed user must not linger in any
+  // node's caches.
   router.use('/management/v1/users', async (ctx, next) => {
     await next();
-    if (ctx.method !== 'GET' && ctx.status < 300) clients.clear();
+    if (ctx.method !== 'GET' && ctx.status < 300) {
+      clients.clear();
+      usersChanged();
+    }
   });
   for (const resource of resources) {
     for (const name of ID_PARAMS) resource.param(name, checkId);

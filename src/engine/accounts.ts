@@ -1,6 +1,6 @@
 import type { Account, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 import type { Queryable } from '../storage/database.ts';
-import { findUser, type UserRow } from '../storage/users.ts';
+import type { UserRow } from '../storage/users.ts';
 import { loginName } from '../domain/users.ts';
 import { RESOURCE_OWNER_CLAIMS, ROLES_CLAIM, ROLES_SCOPE } from './claims.ts';
 import { rolesOfUser } from '../storage/grants.ts';
@@ -76,10 +76,13 @@ async function rolesClaim(db: Queryable, ctx: KoaContextWithOIDC, userId: string
   return claim;
 }
 
-/** The engine's account lookup: active users only; removed users stop working at once. */
-export function accountFinder(db: Queryable): FindAccount {
+/** Reads a user by id (the user cache on hot paths). */
+export type UserLookup = (id: string) => Promise<UserRow | undefined>;
+
+/** The engine's account lookup: active users only. */
+export function accountFinder(db: Queryable, lookup: UserLookup): FindAccount {
   return async (ctx, sub) => {
-    const user = await findUser(db, sub);
+    const user = await lookup(sub);
     if (!user || user.state !== 'active') return undefined;
     const account: Account = {
       accountId: user.id,

@@ -7,6 +7,7 @@ import { EXTRA_CLIENT_METADATA } from '../domain/apps.ts';
 import { interactionPolicyFor } from './interaction-policy.ts';
 import { expiresWithSession, loadFirstPartyGrant } from './sign-in-policy.ts';
 import { introspectionAllowed, revocationAllowed } from './token-policies.ts';
+import type { UserLookup } from './accounts.ts';
 import type { Database } from '../storage/database.ts';
 import { TOKEN_EXCHANGE_GRANT } from './grants/token-exchange.ts';
 import { actClaims, type ActorStore } from './grants/actors.ts';
@@ -34,6 +35,8 @@ export interface EngineDependencies {
   secretKey: Buffer;
   adapter: (model: string) => Adapter;
   findAccount: FindAccount;
+  /** Users as hot paths read them (cached briefly, cleared on change). */
+  lookupUser: UserLookup;
   actors: ActorStore;
   /** Told the grant type of every access token issued (for /metrics). */
   onTokenIssued?: (grantType: string) => void;

@@ -92,7 +92,7 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   provider.use(openidScopeRequired as never);
   provider.use(bearerChallenge as never);
   provider.use(tokenErrorNames as never);
-  provider.use(introspectionDetails(deps.db, deps.findAccount) as never);
+  provider.use(introspectionDetails(deps.lookupUser, deps.findAccount) as never);
 
   // Same attributes as the engine's own session cookie (cookies.long).
   const sessionCookie = { httpOnly: true, sameSite: 'lax', path: '/', maxAge: deps.config.sessionIdleLifetime * 1000 };

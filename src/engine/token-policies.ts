@@ -1,10 +1,9 @@
 import type Provider from 'oidc-provider';
 import type { FindAccount, KoaContextWithOIDC } from 'oidc-provider';
-import type { Queryable } from '../storage/database.ts';
-import { findUser, type UserRow } from '../storage/users.ts';
+import type { UserRow } from '../storage/users.ts';
 import { loginName } from '../domain/users.ts';
 import { CLAIMS_BY_SCOPE, ROLES_SCOPE } from './claims.ts';
-import { userClaims } from './accounts.ts';
+import { userClaims, type UserLookup } from './accounts.ts';
 import { MACHINE_KEY_CLAIM } from './key-bound-tokens.ts';
 
 type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>;
@@ -84,7 +83,7 @@ async function releasedClaims(ctx: KoaContextWithOIDC, findAccount: FindAccount,
  * `aud` (app and project), `nbf`, `token_type`, and the user claims of the
  * granted scopes, as userinfo would give them.
  */
-export function introspectionDetails(db: Queryable, findAccount: FindAccount): Middleware {
+export function introspectionDetails(lookup: UserLookup, findAccount: FindAccount): Middleware {
   return async (ctx, next) => {
     await next();
     if (ctx.oidc?.route !== 'introspection') return;
@@ -104,7 +103,7 @@ export function introspectionDetails(db: Queryable, findAccount: FindAccount): M
     };
     if (subject) {
       extra.sub = subject;
-      const user = await findUser(db, subject);
+      const user = await lookup(subject);
       if (user) {
         extra.username = loginName(user.user_name, user.primary_domain);
         if (token.accountId) Object.assign(extra, await releasedClaims(ctx, findAccount, token, user));

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 /**
  * A generated secret (client secret, PAT): 32 random bytes as base64url, so
@@ -15,7 +15,20 @@ export function generateSecret(bytes = 32): string {
  * milliseconds per check. The key is derived from the master key.
  */
 export function secretDigest(key: Buffer, secret: string): Buffer {
-  return createHmac('sha256', key).update(secret).digest();
+  return createHmac('sha256', keyObject(key)).update(secret).digest();
+}
+
+// A raw key is turned into a KeyObject on every createHmac; the digest key
+// is one long-lived Buffer, so convert it once (a hot path: every secret check).
+const keyObjects = new WeakMap<Buffer, KeyObject>();
+
+function keyObject(key: Buffer): KeyObject {
+  let object = keyObjects.get(key);
+  if (!object) {
+    object = createSecretKey(key);
+    keyObjects.set(key, object);
+  }
+  return object;
 }
 
 export function digestsEqual(a: Uint8Array, b: Uint8Array): boolean {

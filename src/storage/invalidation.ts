@@ -1,0 +1,48 @@
+import type { Redis } from 'ioredis';
+
+export type CacheTopic = 'clients' | 'users';
+
+/**
+ * Tells every node that cached data changed. With Redis, a pub/sub channel
+ * reaches all nodes at once; without it (one embedded node) only this
+ * process listens. Caches also expire by themselves, so a lost message
+ * costs at most one cache lifetime of staleness.
+ */
+export interface Invalidation {
+  publish(topic: CacheTopic): void;
+  on(topic: CacheTopic, listener: () => void): void;
+  close(): Promise<void>;
+}
+
+export function localInvalidation(): Invalidation {
+  const listeners = new Map<CacheTopic, Array<() => void>>();
+  return {
+    publish(topic) {
+      for (const listener of listeners.get(topic) ?? []) listener();
+    },
+    on(topic, listener) {
+      listeners.set(topic, [...(listeners.get(topic) ?? []), listener]);
+    },
+    async close() {},
+  };
+}
+
+export async function redisInvalidation(redis: Redis, channel: string): Promise<Invalidation> {
+  const local = localInvalidation();
+  const subscriber = redis.duplicate();
+  subscriber.on('error', () => {});
+  await subscriber.subscribe(channel);
+  subscriber.on('message', (from, topic) => {
+    if (from === channel && (topic === 'clients' || topic === 'users')) local.publish(topic);
+  });
+  return {
+    publish(topic) {
+      // Our own node hears its message too; publishing failures leave the TTL to do the job.
+      redis.publish(channel, topic).catch(() => local.publish(topic));
+    },
+    on: local.on,
+    async close() {
+      subscriber.disconnect();
+    },
+  };
+}
