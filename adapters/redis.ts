@@ -9,6 +9,29 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
 end
 return 0`;
 
+// A record without secondary indexes (most tokens) is replaced in one
+// atomic call: DEL (no stale `consumed`, no stale TTL), HSET, EXPIRE.
+const REPLACE_SCRIPT = `
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'payload', ARGV[1])
+if tonumber(ARGV[2]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+return 1`;
+
+interface RecordScripts {
+  replaceRecord(key: string, payload: string, ttl: number): Promise<unknown>;
+  consumeRecord(key: string, now: number): Promise<unknown>;
+}
+
+/** The scripts, defined once per client: ioredis then sends their SHA (EVALSHA), not their text. */
+function scripts(redis: Redis): RecordScripts {
+  const client = redis as unknown as Partial<RecordScripts>;
+  if (!client.replaceRecord) {
+    redis.defineCommand('replaceRecord', { numberOfKeys: 1, lua: REPLACE_SCRIPT });
+    redis.defineCommand('consumeRecord', { numberOfKeys: 1, lua: CONSUME_SCRIPT });
+  }
+  return redis as unknown as RecordScripts;
+}
+
 function epochSeconds(): number {
   return Math.floor(Date.now() / 1000);
 }
@@ -54,6 +77,10 @@ export class RedisAdapter implements Adapter {
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     const key = this.recordKey(id);
     const ttl = ttlSeconds(expiresIn);
+    if (!payload.grantId && !payload.uid && !payload.userCode) {
+      await scripts(this.redis).replaceRecord(key, JSON.stringify(payload), ttl ?? 0);
+      return;
+    }
     // DEL first so a re-save never keeps a `consumed` field or a stale TTL.
     const multi = this.redis.multi().del(key).hset(key, 'payload', JSON.stringify(payload));
     if (ttl) multi.expire(key, ttl);
@@ -76,7 +103,7 @@ export class RedisAdapter implements Adapter {
   }
 
   async consume(id: string): Promise<void> {
-    await this.redis.eval(CONSUME_SCRIPT, 1, this.recordKey(id), epochSeconds());
+    await scripts(this.redis).consumeRecord(this.recordKey(id), epochSeconds());
   }
 
   async destroy(id: string): Promise<void> {

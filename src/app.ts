@@ -28,6 +28,9 @@ export interface AppParts {
  */
 const NOT_SERVED = new Set(['/.well-known/oauth-authorization-server']);
 
+/** Paths only the engine serves (SPEC 2); our routers own /admin, /management, /v2, /ui and the health paths. */
+const ENGINE_PREFIXES = ['/oauth/', '/oidc/', '/.well-known/openid-configuration'];
+
 /**
  * The engine builds every URL it publishes from the request's host and
  * protocol. Pinning both to the ISSUER keeps a forged Host header out of
@@ -68,10 +71,13 @@ export function createApp({ inFlight, log, metrics, issuer, trustProxy, engine, 
     ctx.status = 404;
     ctx.body = { error: 'not_found', error_description: 'this service publishes OpenID Connect discovery at /.well-known/openid-configuration' };
   });
-  for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
-  app.use(async (ctx) => {
+  const toEngine = async (ctx: Koa.Context) => {
     ctx.respond = false;
     await engine.handle(ctx.req, ctx.res);
-  });
+  };
+  // The engine's endpoints are the hot paths: they skip our routers' matching.
+  app.use(async (ctx, next) => (ENGINE_PREFIXES.some((prefix) => ctx.path.startsWith(prefix)) ? toEngine(ctx) : next()));
+  for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
+  app.use(toEngine);
   return app;
 }
