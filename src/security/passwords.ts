@@ -1,7 +1,29 @@
 import { argon2 as argon2Cb, randomBytes, timingSafeEqual } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
 
-const argon2 = promisify(argon2Cb);
+const argon2Raw = promisify(argon2Cb);
+
+// argon2id is CPU-bound and takes 19 MiB per run: more runs at once than
+// CPUs we may use buys no throughput, only memory (and a login flood would
+// turn into an out-of-memory). Extra runs wait their turn.
+const MAX_CONCURRENT = Math.max(1, availableParallelism());
+let running = 0;
+const waiting: Array<() => void> = [];
+
+async function argon2(...args: Parameters<typeof argon2Raw>): Promise<Buffer> {
+  // A finishing run hands its slot straight to the next waiter, so `running`
+  // never exceeds the limit, not even for a moment.
+  if (running < MAX_CONCURRENT) running += 1;
+  else await new Promise<void>((resolve) => waiting.push(resolve));
+  try {
+    return await argon2Raw(...args);
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else running -= 1;
+  }
+}
 
 // OWASP's argon2id baseline: 19 MiB, 2 passes, 1 lane. Node runs it on the
 // libuv thread pool, so hashing never blocks the event loop.
