@@ -1,5 +1,6 @@
 import type Provider from 'oidc-provider';
 import { SignJWT, createLocalJWKSet, importJWK, jwtVerify, type JWK } from 'jose';
+import { publicJwks } from '../keys/signing-keys.ts';
 
 /**
  * Access tokens of apps and machine users set to JWT (SPEC 2.1, RFC 9068
@@ -37,7 +38,7 @@ export function applyJwtAccessTokens(provider: Provider, issuer: string, signing
   const current = signingKeys[0];
   if (!current) throw new Error('no signing key');
   const privateKey = importJWK(current, 'RS256');
-  const publicKeys = createLocalJWKSet({ keys: signingKeys.map(({ kty, n, e, kid, alg }) => ({ kty, n, e, kid, alg, use: 'sig' })) });
+  const publicKeys = createLocalJWKSet(publicJwks(signingKeys));
 
   const signJwt = async (token: TokenLike, iat: number, exp: number): Promise<string> => {
     const client = token.client!;

@@ -8,11 +8,7 @@ import { bindTokensToMachineKeys } from './key-bound-tokens.ts';
 import { endpointRules, tokenErrorNames } from './endpoint-rules.ts';
 import { bearerChallenge, openidScopeRequired } from './authorization-rules.ts';
 import { introspectionDetails } from './token-policies.ts';
-import { JWT_BEARER_PARAMETERS, jwtBearerGrant } from './grants/jwt-bearer.ts';
-import { TOKEN_EXCHANGE_GRANT, TOKEN_EXCHANGE_PARAMETERS, TOKEN_EXCHANGE_REPEATABLE, tokenExchangeGrant } from './grants/token-exchange.ts';
-import { isFeatureEnabled } from '../queries/features.ts';
-import { JWT_BEARER_GRANT } from '../domain/machine-clients.ts';
-import { ROUTES } from './routes.ts';
+import { registerGrants } from './grants/index.ts';
 import { offlineAccessAsksConsent, recordBrowserAccounts, revokeAccessTokensAtLogout, switchToHintedSession } from './sign-in-policy.ts';
 
 interface ClientSchema {
@@ -68,26 +64,9 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
     if (ctx.oidc?.route === 'jwks' && ctx.status === 200) ctx.set('Cache-Control', jwksCacheControl);
   });
 
-  const { issuer } = deps.config;
-  const jwtTokens = applyJwtAccessTokens(provider, issuer, deps.jwks);
+  const jwtTokens = applyJwtAccessTokens(provider, deps.config.issuer, deps.jwks);
   bindTokensToMachineKeys(provider, deps.db);
-  provider.registerGrantType(JWT_BEARER_GRANT, jwtBearerGrant(deps.db, [issuer, `${issuer}${ROUTES.token}`], deps.findAccount) as never, JWT_BEARER_PARAMETERS);
-  const publicKeys = { keys: deps.jwks.map(({ kty, n, e, kid, alg }) => ({ kty, n, e, kid, alg, use: 'sig' })) };
-  provider.registerGrantType(
-    TOKEN_EXCHANGE_GRANT,
-    tokenExchangeGrant({ db: deps.db, issuer, publicKeys, findAccount: deps.findAccount, actors: deps.actors, idTokenLifetime: deps.config.idTokenLifetime }) as never,
-    TOKEN_EXCHANGE_PARAMETERS,
-    TOKEN_EXCHANGE_REPEATABLE,
-  );
-  // SPEC 2: discovery names token exchange only while the feature is on.
-  provider.use(async (ctx, next) => {
-    await next();
-    if (ctx.oidc?.route !== 'discovery' || ctx.status !== 200) return;
-    const body = ctx.body as { grant_types_supported?: string[] };
-    if (body.grant_types_supported && !(await isFeatureEnabled(deps.db, 'oidcTokenExchange'))) {
-      ctx.body = { ...body, grant_types_supported: body.grant_types_supported.filter((g) => g !== TOKEN_EXCHANGE_GRANT) };
-    }
-  });
+  registerGrants(provider, deps);
   provider.use(endpointRules(jwtTokens) as never);
   provider.use(openidScopeRequired as never);
   provider.use(bearerChallenge as never);

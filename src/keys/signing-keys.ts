@@ -78,6 +78,11 @@ export async function loadSigningKeys(db: Queryable, sealingKey: Buffer, retainF
   return orderForSigning(keys, now);
 }
 
+/** The public parts of signing keys, as published and as used to verify our own tokens. */
+export function publicJwks(keys: JWK[]): { keys: JWK[] } {
+  return { keys: keys.map(({ kty, n, e, kid, alg }) => ({ kty, n, e, kid, alg, use: 'sig' })) };
+}
+
 export function orderForSigning(keys: SigningKey[], now: Date): SigningKey[] {
   const t = now.getTime();
   const isActive = (k: SigningKey) => k.activatesAt.getTime() <= t && (!k.retiresAt || k.retiresAt.getTime() > t);

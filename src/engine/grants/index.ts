@@ -1,0 +1,44 @@
+import type Provider from 'oidc-provider';
+import type { KoaContextWithOIDC } from 'oidc-provider';
+import type { EngineDependencies } from '../configuration.ts';
+import { ROUTES } from '../routes.ts';
+import { publicJwks } from '../../keys/signing-keys.ts';
+import { JWT_BEARER_GRANT } from '../../domain/machine-clients.ts';
+import { isFeatureEnabled } from '../../queries/features.ts';
+import { JWT_BEARER_PARAMETERS, jwtBearerGrant } from './jwt-bearer.ts';
+import { TOKEN_EXCHANGE_GRANT, TOKEN_EXCHANGE_PARAMETERS, TOKEN_EXCHANGE_REPEATABLE, tokenExchangeGrant } from './token-exchange.ts';
+
+/**
+ * Our grants beside the engine's own (authorization_code, implicit,
+ * refresh_token, client_credentials): the JWT profile and token exchange.
+ */
+export function registerGrants(provider: Provider, deps: EngineDependencies): void {
+  const { issuer } = deps.config;
+  provider.registerGrantType(JWT_BEARER_GRANT, jwtBearerGrant(deps.db, [issuer, `${issuer}${ROUTES.token}`], deps.findAccount) as never, JWT_BEARER_PARAMETERS);
+  provider.registerGrantType(
+    TOKEN_EXCHANGE_GRANT,
+    tokenExchangeGrant({
+      db: deps.db,
+      issuer,
+      publicKeys: publicJwks(deps.jwks),
+      findAccount: deps.findAccount,
+      actors: deps.actors,
+      idTokenLifetime: deps.config.idTokenLifetime,
+    }) as never,
+    TOKEN_EXCHANGE_PARAMETERS,
+    TOKEN_EXCHANGE_REPEATABLE,
+  );
+  provider.use(tokenExchangeInDiscoveryWhileOn(deps) as never);
+}
+
+/** SPEC 2: discovery names token exchange only while the feature is on. */
+function tokenExchangeInDiscoveryWhileOn(deps: EngineDependencies) {
+  return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
+    await next();
+    if (ctx.oidc?.route !== 'discovery' || ctx.status !== 200) return;
+    const body = ctx.body as { grant_types_supported?: string[] };
+    if (body.grant_types_supported && !(await isFeatureEnabled(deps.db, 'oidcTokenExchange'))) {
+      ctx.body = { ...body, grant_types_supported: body.grant_types_supported.filter((g) => g !== TOKEN_EXCHANGE_GRANT) };
+    }
+  };
+}
