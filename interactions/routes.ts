@@ -18,7 +18,7 @@ import type { OrgSettings } from '../src/commands/setup-org.ts';
 import { validator } from '../src/admin/validate.ts';
 import { humanSchema } from '../src/admin/schemas.ts';
 import type { HumanInput } from '../src/commands/setup-org.ts';
-import { CATALOGUES, chooseLanguage } from './i18n.ts';
+import { CATALOGUES, chooseLanguage, translate } from './i18n.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
 import { accountPickerPage, loginNamePage, messagePage, passwordPage, registrationPage, type AccountChoice, type PageContext, type RegistrationValues } from './views.ts';
 
@@ -42,6 +42,10 @@ interface Loaded {
 }
 
 const parseHuman = validator<HumanInput>(humanSchema);
+
+// A first check so every field's error shows at once; the schema's email
+// format decides after it.
+const LOOKS_LIKE_EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** A request whose interaction is gone (expired, finished, other browser) gets a page saying so. */
 class InteractionGone extends Error {}
@@ -271,8 +275,9 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     if (!values.givenName?.trim()) errors.givenName = page.t.fieldRequired;
     if (!values.familyName?.trim()) errors.familyName = page.t.fieldRequired;
     if (!values.email) errors.email = page.t.fieldRequired;
+    else if (!LOOKS_LIKE_EMAIL.test(values.email)) errors.email = page.t.invalidEmail;
     if (!password) errors.password = page.t.fieldRequired;
-    else if ([...password].length < minPassword) errors.password = page.t.passwordNew.replace('{min}', String(minPassword));
+    else if ([...password].length < minPassword) errors.password = translate(page.t, 'passwordTooShort', { min: minPassword });
     if (password !== repeat) errors.passwordRepeat = page.t.passwordsDiffer;
     return errors;
   }
