@@ -71,8 +71,10 @@ async function openPostgres(options: DatabaseOptions & { databaseUrl: string }):
     }
   } catch (err) {
     await pool.end().catch(() => {});
-    if ((err as { code?: string }).code === '42P06') {
-      // Another node created the schema at the same moment.
+    const code = (err as { code?: string }).code;
+    if (code === '42P06' || code === '23505') {
+      // Another node created the schema at the same moment (PostgreSQL
+      // reports the race as duplicate schema or as a unique violation).
       return openPostgres(options);
     }
     throw new DatabaseUnavailable(`PostgreSQL at DATABASE_URL is unreachable: ${describeConnectError(err)}`);

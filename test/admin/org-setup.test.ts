@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { authenticatePassword } from '../../src/queries/authenticate-password.ts';
 import { generateSecret, secretDigest } from '../../src/security/secrets.ts';
 import { newId } from '../../src/domain/ids.ts';
-import { assertErrorBody, assertViolations, call, startAdminServer, type AdminServer, type ApiResponse } from '../support/admin.ts';
+import { assertErrorBody, assertViolations, type ApiResponse } from '../support/api.ts';
+import { call, startAdminServer, type AdminServer } from '../support/admin.ts';
 
 // SPEC 3.1 / SEED 2.5, 2.6, 2.7, 4.8, 7.4, 8: POST /admin/v1/orgs/_setup and
 // the user it creates, read back through GET /management/v1/users/{id}.

@@ -3,16 +3,17 @@ import { after, before, describe, test } from 'node:test';
 import { createPrivateKey, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import * as client from 'openid-client';
-import { assertInvalid, authorize, request, startInProcess, wentToLogin, type Api, type ApiResponse, type InProcessServer } from '../support/apps.ts';
+import { assertInvalid, request, type Api, type ApiResponse } from '../support/api.ts';
+import { authorize, startAppsServer, wentToLogin, type AppsServer } from '../support/apps.ts';
 
 // SPEC 3.2 and docs/api/projects-apps.md: projects, their roles and OIDC apps
 // through the management API, and the apps as clients of the OIDC engine.
 
-let server: InProcessServer;
+let server: AppsServer;
 let api: Api;
 
 before(async () => {
-  server = await startInProcess();
+  server = await startAppsServer();
   api = server.api;
 });
 after(async () => {

@@ -3,7 +3,9 @@ import { after, before, describe, test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { needsPostgres } from '../support/stores.ts';
-import { apiClient, authorize, freePort, sharedStorageEnv, sleep, startChild, wentToLogin, type Api, type ApiResponse, type ChildServer } from '../support/apps.ts';
+import { apiClient, type Api, type ApiResponse } from '../support/api.ts';
+import { freePort, sharedStorageEnv, sleep } from '../support/server.ts';
+import { authorize, startChild, wentToLogin, type ChildServer } from '../support/apps.ts';
 
 // docs/api/projects-apps.md: a change or removal of an app takes effect on
 // the node that made it at once and on every other node within seconds

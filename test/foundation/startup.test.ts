@@ -4,8 +4,8 @@ import { existsSync, rmSync, statSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
-import { DATABASE_URL, REDIS_URL, needsPostgres, needsRedis, uniqueName } from '../support/stores.ts';
-import { deleteRedisPrefix, dropSchema, freePort, killAllChildren, randomMasterKey, spawnServer, tempDir, type SpawnedServer } from '../support/server.ts';
+import { DATABASE_URL, REDIS_URL, deleteRedisPrefix, dropSchema, needsPostgres, needsRedis, uniqueName } from '../support/stores.ts';
+import { freePort, killAllChildren, randomMasterKey, spawnServer, tempDir, type SpawnedServer } from '../support/server.ts';
 
 type Json = Record<string, unknown>;
 

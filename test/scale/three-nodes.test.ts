@@ -4,8 +4,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import type { Browser } from 'playwright-core';
 import { needsPostgres, needsRedis } from '../support/stores.ts';
-import { landedOn, launchBrowser, signIn, startRelyingParty, type RelyingParty } from '../support/browser.ts';
-import { http, postForm, startCluster, type Cluster, type ClusterNode, type HttpResult } from '../support/cluster.ts';
+import { landedOn, launchBrowser, signIn, startRelyingParty, type RelyingParty, needsChromium } from '../support/browser.ts';
+import { request as http, type ApiResponse as HttpResult } from '../support/api.ts';
+import { postForm, startCluster, type Cluster, type ClusterNode } from '../support/cluster.ts';
 
 // SPEC 1: nodes are stateless; any number of them behind a load balancer
 // share one PostgreSQL and one Redis. Three real server processes A, B and C
@@ -24,7 +25,7 @@ interface Machine {
   clientSecret: string;
 }
 
-describe('three nodes sharing PostgreSQL and Redis', { skip: needsPostgres || needsRedis }, () => {
+describe('three nodes sharing PostgreSQL and Redis', { skip: needsPostgres || needsRedis || needsChromium }, () => {
   let cluster: Cluster;
   let A: ClusterNode;
   let B: ClusterNode;

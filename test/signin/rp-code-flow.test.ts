@@ -3,7 +3,10 @@ import { after, before, describe, test, type TestContext } from 'node:test';
 import * as client from 'openid-client';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import type { Browser, Page } from 'playwright-core';
-import { landedOn, launchBrowser, screenshot, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser } from '../support/browser.ts';
+import { landedOn, launchBrowser, screenshot, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser, needsChromium } from '../support/browser.ts';
+
+// The whole file drives Chromium: skipped, with its reason, where it is not installed.
+describe('in Chromium', { skip: needsChromium }, () => {
 
 // A relying party (openid-client, in this process) signs a user in through
 // Chromium: authorization code with PKCE, userinfo, refresh tokens, end
@@ -585,4 +588,5 @@ describe('implicit flow', () => {
     assert.equal(fragment.get('error'), 'invalid_request', received.get('error_description') ?? '');
     assert.equal(fragment.get('state'), 'i2');
   });
+});
 });

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, before, test, describe } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { landedOn, launchBrowser, oidcClientTsBundle, screenshot, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser } from '../support/browser.ts';
+import { landedOn, launchBrowser, oidcClientTsBundle, screenshot, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser, needsChromium } from '../support/browser.ts';
+
+// The whole file drives Chromium: skipped, with its reason, where it is not installed.
+describe('in Chromium', { skip: needsChromium }, () => {
 
 // A single-page app on its own origin signs in with oidc-client-ts in
 // Chromium (authorization code + PKCE, token and userinfo requests made by
@@ -122,4 +125,5 @@ test('a single-page app signs in with oidc-client-ts, reads userinfo across orig
   const response = await fetch(new URL('/oidc/v1/userinfo', world.issuer), { headers: { authorization: `Bearer ${accessToken}` } });
   assert.equal(response.status, 401, 'the access token of the ended session is refused');
   assert.match(response.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+});
 });

@@ -2,48 +2,37 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import { decodeJwt } from 'jose';
-import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
-import { launchBrowser, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser } from '../support/browser.ts';
+import type { BrowserContextOptions, Page } from 'playwright-core';
+import { signIn, startLoginUi, type LoginUi, type RelyingParty, type SignInWorld, type TestUser, needsChromium } from '../support/browser.ts';
+
+// The whole file drives Chromium: skipped, with its reason, where it is not installed.
+describe('in Chromium', { skip: needsChromium }, () => {
 
 // SEED 4.1 / SPEC 2.2 in a real browser: what each prompt value, login_hint,
 // max_age, id_token_hint and ui_locales make the login UI do, and what the
 // relying party gets back.
 
+let ui: LoginUi<'alice' | 'bob'>;
 let world: SignInWorld;
-let browser: Browser;
 let rp: RelyingParty;
 let app: { clientId: string; clientSecret?: string };
 let alice: TestUser;
 let bob: TestUser;
 
 before(async () => {
-  [world, browser, rp] = await Promise.all([startSignInWorld(), launchBrowser(), startRelyingParty()]);
-  app = await world.createApp({ redirectUris: [rp.callback] });
-  alice = await world.createUser('alice', { firstName: 'Alice', lastName: 'Anderson' });
-  bob = await world.createUser('bob', { firstName: 'Bob', lastName: 'Baker' });
+  ui = await startLoginUi({ alice: { firstName: 'Alice', lastName: 'Anderson' }, bob: { firstName: 'Bob', lastName: 'Baker' } });
+  ({ world, rp, app } = ui);
+  ({ alice, bob } = ui.users);
 });
 
 after(async () => {
-  await browser?.close();
-  await rp?.close();
-  await world?.stop();
+  await ui?.stop();
 });
 
 // ---------------------------------------------------------------- helpers
 
-const contexts: BrowserContext[] = [];
-
-async function freshPage(options: BrowserContextOptions = {}): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ locale: 'en-US', ...options });
-  contexts.push(context);
-  context.setDefaultTimeout(10_000); // a failing step fails fast, not after 30 s
-  const page = await context.newPage();
-  return { context, page };
-}
-
-async function closeContexts(): Promise<void> {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-}
+const freshPage = (options?: BrowserContextOptions) => ui.freshPage(options);
+const closeContexts = () => ui.closeContexts();
 
 function authorizeUrl(params: Record<string, string> = {}): string {
   const query = new URLSearchParams({
@@ -542,4 +531,5 @@ describe('ui_locales and Accept-Language', { concurrency: false }, () => {
     await page.goto(authorizeUrl({ ui_locales: 'en' }));
     assert.deepEqual(await heading(page), { lang: 'en', h1: 'Sign in', button: 'Next' });
   });
+});
 });

@@ -3,16 +3,19 @@ import { after, before, describe, test } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { APIResponse, Browser, BrowserContext, BrowserContextOptions, Page, Response } from 'playwright-core';
-import { ARTIFACTS, landedOn, launchBrowser, screenshot, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser } from '../support/browser.ts';
+import type { APIResponse, BrowserContext, BrowserContextOptions, Page, Response } from 'playwright-core';
+import { ARTIFACTS, landedOn, screenshot, signIn, startLoginUi, type LoginUi, type RelyingParty, type SignInWorld, type TestUser, needsChromium } from '../support/browser.ts';
+
+// The whole file drives Chromium: skipped, with its reason, where it is not installed.
+describe('in Chromium', { skip: needsChromium }, () => {
 
 // The login UI under attack and for everyone: no user enumeration, CSRF and
 // cross-site form posts, dead or garbage requests, cookie attributes, page
 // headers, labels and focus, pages without JavaScript, and screenshots of
 // every page kind for a person to look at.
 
+let ui: LoginUi<'alice' | 'bob' | 'mallory'>;
 let world: SignInWorld;
-let browser: Browser;
 let rp: RelyingParty;
 let app: { clientId: string; clientSecret?: string };
 let alice: TestUser;
@@ -20,34 +23,23 @@ let bob: TestUser;
 let mallory: TestUser;
 
 before(async () => {
-  [world, browser, rp] = await Promise.all([startSignInWorld(), launchBrowser(), startRelyingParty()]);
-  app = await world.createApp({ redirectUris: [rp.callback] });
-  alice = await world.createUser('alice', { firstName: 'Alice', lastName: 'Anderson' });
-  bob = await world.createUser('bob', { firstName: 'Bob', lastName: 'Baker' });
-  mallory = await world.createUser('mallory', { firstName: 'Mallory', lastName: 'Mole' });
+  ui = await startLoginUi({
+    alice: { firstName: 'Alice', lastName: 'Anderson' },
+    bob: { firstName: 'Bob', lastName: 'Baker' },
+    mallory: { firstName: 'Mallory', lastName: 'Mole' },
+  });
+  ({ world, rp, app } = ui);
+  ({ alice, bob, mallory } = ui.users);
 });
 
 after(async () => {
-  await browser?.close();
-  await rp?.close();
-  await world?.stop();
+  await ui?.stop();
 });
 
 // ---------------------------------------------------------------- helpers
 
-const contexts: BrowserContext[] = [];
-
-async function freshPage(options: BrowserContextOptions = {}): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ locale: 'en-US', ...options });
-  contexts.push(context);
-  context.setDefaultTimeout(10_000); // a failing step fails fast, not after 30 s
-  const page = await context.newPage();
-  return { context, page };
-}
-
-async function closeContexts(): Promise<void> {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-}
+const freshPage = (options?: BrowserContextOptions) => ui.freshPage(options);
+const closeContexts = () => ui.closeContexts();
 
 function authorizeUrl(params: Record<string, string> = {}): string {
   const query = new URLSearchParams({ client_id: app.clientId, redirect_uri: rp.callback, response_type: 'code', scope: 'openid', state: randomUUID(), ...params });
@@ -523,4 +515,5 @@ describe('screenshots', { concurrency: false }, () => {
 
     for (const name of ['ui-login-name', 'ui-password-error', 'ui-account-picker', 'ui-registration-errors', 'ui-login-name-de', 'ui-expired', 'ui-login-name-mobile']) assertScreenshot(name);
   });
+});
 });

@@ -1,15 +1,23 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { freePort, ROOT, startInProcess, type InProcessServer } from './server.ts';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { apiClient } from './api.ts';
+import { freePort, readAdminPat, ROOT, startInProcess, type InProcessServer } from './server.ts';
 
 // Browser sign-in tests: the real server in this process, Debian's Chromium
 // driven by playwright-core (never a downloaded browser), a local relying
 // party that receives the redirects, and API helpers to set the scene.
 
 export const ARTIFACTS = join(ROOT, 'artifacts');
+
+/**
+ * Reason to skip the browser tests on a machine without Debian's Chromium
+ * (`apt-get install chromium`); never under CI, which installs it, so a
+ * missing browser there fails loudly instead.
+ */
+export const needsChromium = existsSync('/usr/bin/chromium') || process.env.CI === 'true' ? false : 'Debian chromium is not installed (apt-get install chromium)';
 
 /** Debian's Chromium, headless, with no traffic of its own to the closed network. */
 export function launchBrowser(): Promise<Browser> {
@@ -110,24 +118,19 @@ let counter = 0;
 export async function startSignInWorld(env: Record<string, string> = {}): Promise<SignInWorld> {
   const port = await freePort();
   const server = await startInProcess({ PORT: String(port), ISSUER: `http://localhost:${port}`, INSTANCE_DOMAIN: 'example.test', ...env });
-  const adminPat = readFileSync(join(server.config.dataDir, 'admin.pat'), 'utf8').trim();
-  const api: SignInWorld['api'] = async (method, path, body) => {
-    const response = await fetch(`${server.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${adminPat}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(orgId ? { 'x-service-orgid': orgId } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    assert.ok(response.status < 500, `${method} ${path} answered ${response.status}: ${text}`);
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
-  let orgId = '';
-  const setup = await api('POST', '/admin/v1/orgs/_setup', {
-    org: { name: 'ACME', domain: 'acme.example.test' },
-    human: { userName: 'owner', profile: { firstName: 'Olive', lastName: 'Owner' }, email: { email: 'owner@acme.example.test' }, password: 'Owner-Passw0rd' },
+  const adminPat = readAdminPat(server.dataDir);
+  const asAdmin = apiClient(server.url, adminPat, { strictJson: true });
+  const setup = await asAdmin('POST', '/admin/v1/orgs/_setup', {
+    body: {
+      org: { name: 'ACME', domain: 'acme.example.test' },
+      human: { userName: 'owner', profile: { firstName: 'Olive', lastName: 'Owner' }, email: { email: 'owner@acme.example.test' }, password: 'Owner-Passw0rd' },
+    },
   });
   assert.equal(setup.status, 200, JSON.stringify(setup.body));
-  orgId = setup.body.orgId;
+  const orgId: string = setup.body.orgId;
+  // Every later call acts in ACME.
+  const inOrg = apiClient(server.url, adminPat, { orgId, strictJson: true });
+  const api: SignInWorld['api'] = (method, path, body) => inOrg(method, path, { body });
   const project = await api('POST', '/management/v1/projects', { name: 'Shop' });
   assert.equal(project.status, 200, JSON.stringify(project.body));
 
@@ -171,4 +174,63 @@ export async function signIn(page: Page, user: { loginName: string; password: st
 export async function landedOn(page: Page, prefix: string): Promise<URL> {
   await page.waitForURL((url) => url.href.startsWith(prefix), { timeout: 15_000 });
   return new URL(page.url());
+}
+
+// ---- the login UI tests
+
+export interface LoginUi<Name extends string = string> {
+  world: SignInWorld;
+  rp: RelyingParty;
+  /** An app redirecting to the relying party's callback. */
+  app: { appId: string; clientId: string; clientSecret?: string };
+  /** The users asked for, by user name. */
+  users: Record<Name, TestUser>;
+  /** A page in a new browser context (en-US unless `options` say otherwise); each step fails after 10 s, not 30. */
+  freshPage(options?: BrowserContextOptions): Promise<{ context: BrowserContext; page: Page }>;
+  /** Closes every context `freshPage` opened. */
+  closeContexts(): Promise<void>;
+  /** Closes the browser and the relying party, and stops the server. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The scene of the login UI tests: the sign-in world, the browser, a relying
+ * party, one app redirecting to it, and a user for each entry of `users`
+ * (user name: first and last name), created in that order.
+ */
+export async function startLoginUi<Name extends string>(users: Record<Name, { firstName: string; lastName: string }>): Promise<LoginUi<Name>> {
+  const [world, browser, rp] = await Promise.all([startSignInWorld(), launchBrowser(), startRelyingParty()]);
+  const contexts: BrowserContext[] = [];
+  const stop = async () => {
+    await browser.close();
+    await rp.close();
+    await world.stop();
+  };
+  try {
+    const app = await world.createApp({ redirectUris: [rp.callback] });
+    const created = {} as Record<Name, TestUser>;
+    for (const [userName, profile] of Object.entries(users) as Array<[Name, { firstName: string; lastName: string }]>) {
+      created[userName] = await world.createUser(userName, profile);
+    }
+    return {
+      world,
+      rp,
+      app,
+      users: created,
+      async freshPage(options = {}) {
+        const context = await browser.newContext({ locale: 'en-US', ...options });
+        contexts.push(context);
+        context.setDefaultTimeout(10_000);
+        const page = await context.newPage();
+        return { context, page };
+      },
+      async closeContexts() {
+        await Promise.all(contexts.splice(0).map((c) => c.close()));
+      },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }

@@ -1,8 +1,6 @@
-import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { deleteRedisPrefix, dropSchema, freePort, randomMasterKey, spawnServer, type SpawnedServer } from './server.ts';
-import { DATABASE_URL, REDIS_URL, uniqueName } from './stores.ts';
+import { apiClient, basicHeader, request, type ApiResponse } from './api.ts';
+import { freePort, readAdminPat, sharedStorageEnv, spawnServer, type SpawnedServer } from './server.ts';
+import { DATABASE_URL, REDIS_URL } from './stores.ts';
 
 // Several real `src/main.ts` processes behind one ISSUER, sharing one
 // PostgreSQL schema, one Redis key prefix and one MASTER_KEY, as SPEC 1 runs
@@ -19,13 +17,6 @@ export interface ClusterNode {
   server: SpawnedServer;
 }
 
-export interface HttpResult {
-  status: number;
-  headers: Headers;
-  text: string;
-  json: any;
-}
-
 export interface Cluster {
   /** http://localhost:<port of the first node>, the ISSUER of every node. */
   issuer: string;
@@ -33,48 +24,29 @@ export interface Cluster {
   /** The first-start admin machine user's PAT (IAM_OWNER). */
   adminPat: string;
   /** A JSON call to a node's admin/management API with the admin PAT; fails on 5xx. */
-  api(node: ClusterNode, method: string, path: string, body?: unknown): Promise<HttpResult>;
+  api(node: ClusterNode, method: string, path: string, body?: unknown): Promise<ApiResponse>;
   /** Everything the nodes wrote to stdout and stderr, for failure messages. */
   output(): string;
   /** Stops every node, drops the schema and deletes the Redis keys. */
   stop(): Promise<void>;
 }
 
-/** A request not following redirects; fails the test on any 5xx answer. */
-export async function http(url: string, init: RequestInit = {}): Promise<HttpResult> {
-  const response = await fetch(url, { redirect: 'manual', ...init });
-  const text = await response.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  assert.ok(response.status < 500, `${init.method ?? 'GET'} ${url} answered ${response.status}: ${text.slice(0, 500)}`);
-  return { status: response.status, headers: response.headers, text, json };
-}
-
-/** A form POST (token, introspection, revocation), with client_secret_basic when `basic` is given. */
-export function postForm(url: string, form: Record<string, string>, basic?: { clientId: string; clientSecret: string }): Promise<HttpResult> {
+/** A form POST (token, introspection, revocation), with client_secret_basic when `basic` is given; fails the test on any 5xx answer. */
+export function postForm(url: string, form: Record<string, string>, basic?: { clientId: string; clientSecret: string }): Promise<ApiResponse> {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-  if (basic) headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(basic.clientId)}:${encodeURIComponent(basic.clientSecret)}`).toString('base64')}`;
-  return http(url, { method: 'POST', headers, body: new URLSearchParams(form).toString() });
+  if (basic) headers.authorization = basicHeader(basic.clientId, basic.clientSecret);
+  return request(url, { method: 'POST', headers, body: new URLSearchParams(form).toString() });
 }
 
 const NAMES = ['A', 'B', 'C', 'D', 'E'];
 
 export async function startCluster(count = 3, extraEnv: Record<string, string> = {}): Promise<Cluster> {
   if (!DATABASE_URL || !REDIS_URL) throw new Error('a cluster needs DATABASE_URL and REDIS_URL');
-  const schema = uniqueName('t');
-  const prefix = `${uniqueName('cluster')}:`;
+  const storage = sharedStorageEnv();
   const ports = await Promise.all(Array.from({ length: count }, () => freePort()));
   const issuer = `http://localhost:${ports[0]}`;
   const shared: Record<string, string> = {
-    DATABASE_URL,
-    DATABASE_SCHEMA: schema,
-    MASTER_KEY: randomMasterKey(),
-    REDIS_URL,
-    REDIS_PREFIX: prefix,
+    ...storage.env,
     ISSUER: issuer,
     INSTANCE_DOMAIN: 'example.test',
     LOG_LEVEL: 'warn',
@@ -85,8 +57,7 @@ export async function startCluster(count = 3, extraEnv: Record<string, string> =
   const output = () => nodes.map((n) => `--- node ${n.name} (port ${n.port}) ---\n${n.server.stdout().slice(-4000)}${n.server.stderr().slice(-4000)}`).join('\n');
   const stopAll = async () => {
     await Promise.all(nodes.map((n) => n.server.stop('SIGTERM', 5000).catch(() => null)));
-    await dropSchema(DATABASE_URL, schema).catch(() => {});
-    await deleteRedisPrefix(REDIS_URL, prefix).catch(() => {});
+    await storage.cleanup().catch(() => {});
   };
   const start = async (i: number) => {
     const server = await spawnServer({ ...shared, PORT: String(ports[i]) });
@@ -100,7 +71,7 @@ export async function startCluster(count = 3, extraEnv: Record<string, string> =
   try {
     // The first node creates the instance; the others find it.
     const first = await start(0);
-    adminPat = readFileSync(join(first.server.env.DATA_DIR!, 'admin.pat'), 'utf8').trim();
+    adminPat = readAdminPat(first.server.env.DATA_DIR!);
     await Promise.all(Array.from({ length: count - 1 }, (_, i) => start(i + 1)));
   } catch (err) {
     await stopAll();
@@ -113,13 +84,7 @@ export async function startCluster(count = 3, extraEnv: Record<string, string> =
     issuer,
     nodes,
     adminPat,
-    api(node, method, path, body) {
-      return http(`${node.url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${adminPat}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-    },
+    api: (node, method, path, body) => apiClient(node.url, adminPat)(method, path, { body }),
     output,
     stop: () => (stopped ??= stopAll()),
   };

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { createPrivateKey, randomUUID, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import * as client from 'openid-client';
 import { SignJWT, importPKCS8 } from 'jose';
 import { jwtProfileClientId } from '../../src/domain/machine-clients.ts';
-import { startInProcess, type InProcessServer } from './server.ts';
+import { apiClient, readResponse, type ApiResponse } from './api.ts';
+import { readAdminPat, startInProcess, type InProcessServer } from './server.ts';
 
 // A token exchange scene (SEED 4.2, SPEC 2.3) on one in-process server, set
 // up through the admin API only: apps that may exchange, human subjects,
@@ -26,24 +25,7 @@ export const TYPE = {
 } as const;
 
 /** One HTTP answer as the server sent it. */
-export interface Answer {
-  status: number;
-  headers: Headers;
-  text: string;
-  body: any;
-}
-
-/** An answer as it was on the wire. */
-async function parse(response: Response): Promise<Answer> {
-  const text = await response.clone().text();
-  let body: unknown;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: response.status, headers: response.headers, text, body };
-}
+export type Answer = ApiResponse;
 
 /** SPEC 2: bad input is answered with an error of SEED 7, never a 5xx. */
 function assertNoServerError(answer: Answer, what: string): void {
@@ -54,7 +36,7 @@ function assertNoServerError(answer: Answer, what: string): void {
 function keepingFetch(answers: Answer[]): client.CustomFetch {
   return async (url, options) => {
     const response = await fetch(url, options as RequestInit);
-    answers.push(await parse(response));
+    answers.push(await readResponse(response.clone()));
     return response;
   };
 }
@@ -67,13 +49,6 @@ function recordingFetch(answers: Answer[]): client.CustomFetch {
     assertNoServerError(answers.at(-1)!, `${options.method} ${url}`);
     return response;
   };
-}
-
-/** A raw request (for what openid-client would not send); never a 5xx. */
-export async function rawRequest(url: string, init: RequestInit): Promise<Answer> {
-  const answer = await parse(await fetch(url, init));
-  assertNoServerError(answer, `${init.method ?? 'GET'} ${url}`);
-  return answer;
 }
 
 /** JWT profile requests take no client authentication: the assertion authenticates the machine user. */
@@ -148,14 +123,11 @@ export async function startExchangeWorld(): Promise<ExchangeWorld> {
 }
 
 async function buildWorld(server: InProcessServer): Promise<ExchangeWorld> {
-  const pat = readFileSync(join(server.config.dataDir, 'admin.pat'), 'utf8').trim();
   const issuer = server.issuer;
+  const api = apiClient(server.url, readAdminPat(server.dataDir));
 
   const admin = async (method: string, path: string, body?: unknown, orgId?: string): Promise<any> => {
-    const headers: Record<string, string> = { authorization: `Bearer ${pat}` };
-    if (orgId) headers['x-service-orgid'] = orgId;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const answer = await rawRequest(`${server.url}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const answer = await api(method, path, { body, ...(orgId ? { orgId } : {}) });
     assert.equal(answer.status, 200, `${method} ${path}: ${answer.text}`);
     return answer.body;
   };

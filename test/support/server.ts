@@ -1,16 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { Redis } from 'ioredis';
 import { loadConfig, type ConfigResult } from '../../config/load.ts';
-import { createLogger } from '../../src/logger.ts';
+import { createLogger, type Logger } from '../../src/logger.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
-import { DATABASE_URL, REDIS_URL, uniqueName } from './stores.ts';
+import { deriveKey, resolveMasterKey } from '../../src/keys/master-key.ts';
+import { DATABASE_URL, REDIS_URL, deleteRedisPrefix, dropSchema, uniqueName } from './stores.ts';
+
+// Their home is stores.ts; the benchmark (bench/run.ts) imports them from here.
+export { deleteRedisPrefix, dropSchema };
 
 // Servers for tests: in this process (fast, full access to internals) or as a
 // child process started exactly like `npm start` (real start-up, signals,
@@ -44,43 +46,46 @@ export function randomMasterKey(): string {
   return randomBytes(32).toString('hex');
 }
 
-/** Drops a PostgreSQL schema made for a test (no-op without a URL). */
-export async function dropSchema(databaseUrl: string | undefined, schema: string): Promise<void> {
-  if (!databaseUrl) return;
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  } finally {
-    await client.end();
-  }
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Deletes every Redis key under a prefix (no-op without a URL). */
-export async function deleteRedisPrefix(redisUrl: string | undefined, prefix: string): Promise<void> {
-  if (!redisUrl || !prefix) return;
-  const plain = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await plain.connect();
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await plain.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      if (keys.length) await plain.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    plain.disconnect();
-  }
+/** The first-start admin machine user's PAT (IAM_OWNER), as written into DATA_DIR. */
+export function readAdminPat(dataDir: string): string {
+  return readFileSync(join(dataDir, 'admin.pat'), 'utf8').trim();
 }
 
-export interface InProcessServer {
-  /** Where to send requests: http://127.0.0.1:PORT. */
-  url: string;
-  issuer: string;
-  config: ConfigResult;
-  running: RunningServer;
-  /** Stops the server and removes its data folder, schema and Redis keys. */
-  stop(): Promise<void>;
+/** The key of the secret digests (PATs, client secrets), derived from the master key the server uses. */
+export function secretDigestKey(config: ConfigResult): Buffer {
+  return deriveKey(resolveMasterKey(config.masterKey, config.dataDir).key, 'secret digests');
+}
+
+export interface StorageSettings {
+  /** DATABASE_URL, DATABASE_SCHEMA and MASTER_KEY; REDIS_URL and REDIS_PREFIX (each when used). */
+  env: Record<string, string>;
+  /** Drops the schema and deletes the Redis keys. */
+  cleanup(): Promise<void>;
+}
+
+/**
+ * Storage settings for one test server, or several sharing them: with
+ * DATABASE_URL / REDIS_URL in the test run's environment, a PostgreSQL schema
+ * (and MASTER_KEY) and a Redis key prefix of their own. `use` leaves either out.
+ */
+export function sharedStorageEnv(use: { postgres?: boolean; redis?: boolean } = {}): StorageSettings {
+  const env: Record<string, string> = {};
+  const schema = (use.postgres ?? true) && DATABASE_URL ? uniqueName('t') : undefined;
+  const prefix = (use.redis ?? true) && REDIS_URL ? `${uniqueName('test')}:` : undefined;
+  if (schema) Object.assign(env, { DATABASE_URL, DATABASE_SCHEMA: schema, MASTER_KEY: randomMasterKey() });
+  if (prefix) Object.assign(env, { REDIS_URL, REDIS_PREFIX: prefix });
+  return {
+    env,
+    async cleanup() {
+      // Both, even when one of them fails.
+      const results = await Promise.allSettled([schema && dropSchema(DATABASE_URL, schema), prefix && deleteRedisPrefix(REDIS_URL, prefix)]);
+      for (const result of results) if (result.status === 'rejected') throw result.reason;
+    },
+  };
 }
 
 export interface StartOptions {
@@ -89,49 +94,71 @@ export interface StartOptions {
    * run's environment when set (default true); false: embedded PGlite only.
    */
   sharedStores?: boolean;
+  /** The server's logger (default: a silent one), e.g. one writing into memory. */
+  logger?: Logger;
+}
+
+/** The settings of one test server; `cleanup` removes its data folder (when made here), schema and Redis keys. */
+export interface TestEnvironment {
+  /** Everything the server is configured with (nothing comes from process.env). */
+  env: Record<string, string>;
+  dataDir: string;
+  cleanup(): Promise<void>;
 }
 
 /**
- * Starts the real server in this process on a free port of 127.0.0.1. Unless
- * `env` says otherwise: ISSUER is http://127.0.0.1:PORT, DATA_DIR a fresh
- * temporary folder, and with DATABASE_URL / REDIS_URL in the test run's
- * environment the server uses them with a schema and key prefix of its own.
+ * The settings of `startInProcess`: unless `env` says otherwise, PORT a free
+ * port of 127.0.0.1, ISSUER http://127.0.0.1:PORT, DATA_DIR a fresh temporary
+ * folder, and with DATABASE_URL / REDIS_URL in the test run's environment a
+ * schema and key prefix of its own.
  */
-export async function startInProcess(env: Record<string, string> = {}, options: StartOptions = {}): Promise<InProcessServer> {
+export async function prepareEnvironment(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestEnvironment> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const ownDataDir = env.DATA_DIR ? undefined : tempDir();
   const shared = options.sharedStores ?? true;
+  const storage = sharedStorageEnv({ postgres: shared && env.DATABASE_URL === undefined, redis: shared && env.REDIS_URL === undefined });
   const full: Record<string, string> = {
     PORT: String(port),
     HOST: '127.0.0.1',
     ISSUER: `http://127.0.0.1:${port}`,
     LOG_LEVEL: 'silent',
     ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}),
+    ...storage.env,
+    ...env,
   };
-  let ownSchema: string | undefined;
-  let ownPrefix: string | undefined;
-  if (shared && DATABASE_URL && env.DATABASE_URL === undefined) {
-    ownSchema = uniqueName('t');
-    Object.assign(full, { DATABASE_URL, DATABASE_SCHEMA: ownSchema, MASTER_KEY: randomMasterKey() });
-  }
-  if (shared && REDIS_URL && env.REDIS_URL === undefined) {
-    ownPrefix = `${uniqueName('test')}:`;
-    Object.assign(full, { REDIS_URL, REDIS_PREFIX: ownPrefix });
-  }
-  Object.assign(full, env);
-
-  const cleanup = async () => {
-    if (ownSchema) await dropSchema(DATABASE_URL, ownSchema).catch(() => {});
-    if (ownPrefix) await deleteRedisPrefix(REDIS_URL, ownPrefix).catch(() => {});
-    if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
+  return {
+    env: full,
+    dataDir: full.DATA_DIR!,
+    async cleanup() {
+      await storage.cleanup().catch(() => {});
+      if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
+    },
   };
+}
 
-  const config = loadConfig(full);
+export interface InProcessServer {
+  /** Where to send requests: http://127.0.0.1:PORT. */
+  url: string;
+  issuer: string;
+  config: ConfigResult;
+  /** The settings the server was started with. */
+  env: Record<string, string>;
+  dataDir: string;
+  running: RunningServer;
+  /** Stops the server and removes its data folder, schema and Redis keys. */
+  stop(): Promise<void>;
+}
+
+/** Starts the real server in this process with the settings of `prepareEnvironment(env, options)`. */
+export async function startInProcess(env: Record<string, string> = {}, options: StartOptions = {}): Promise<InProcessServer> {
+  const environment = await prepareEnvironment(env, options);
+  let config: ConfigResult;
   let running: RunningServer;
   try {
-    running = await startServer(config, createLogger('silent'));
+    config = loadConfig(environment.env);
+    running = await startServer(config, options.logger ?? createLogger('silent'));
   } catch (err) {
-    await cleanup();
+    await environment.cleanup();
     throw err;
   }
   let stopped: Promise<void> | undefined;
@@ -139,11 +166,13 @@ export async function startInProcess(env: Record<string, string> = {}, options: 
     url: running.url,
     issuer: config.issuer,
     config,
+    env: environment.env,
+    dataDir: environment.dataDir,
     running,
     stop: () =>
       (stopped ??= (async () => {
         await running.stop();
-        await cleanup();
+        await environment.cleanup();
       })()),
   };
 }
@@ -186,8 +215,6 @@ export async function killAllChildren(): Promise<void> {
     ),
   );
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface SpawnOptions {
   /** Give up waiting for /healthz after this long (default 20 s); the child is killed then. */

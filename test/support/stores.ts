@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { Redis } from 'ioredis';
 import { openDatabase, type Database } from '../../src/storage/database.ts';
 import { migrate } from '../../src/storage/migrate.ts';
@@ -19,6 +20,36 @@ export const needsRedis = REDIS_URL ? false : 'REDIS_URL is not set';
 
 export function uniqueName(prefix: string): string {
   return `${prefix}_${randomBytes(6).toString('hex')}`;
+}
+
+/** Drops a PostgreSQL schema made for a test (no-op without a URL). */
+export async function dropSchema(databaseUrl: string | undefined, schema: string): Promise<void> {
+  if (!databaseUrl) return;
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Deletes every Redis key under a prefix (no-op without a URL). */
+export async function deleteRedisPrefix(redisUrl: string | undefined, prefix: string): Promise<void> {
+  if (!redisUrl || !prefix) return;
+  // SCAN patterns are not prefixed by ioredis, so this client has no keyPrefix and matches the full key.
+  const plain = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await plain.connect();
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await plain.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      if (keys.length) await plain.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    plain.disconnect();
+  }
 }
 
 export interface TestDatabase {
@@ -79,17 +110,11 @@ export async function openRedisForTest(): Promise<TestRedis> {
     prefix,
     env: { REDIS_URL, REDIS_PREFIX: prefix },
     async cleanup() {
-      // SCAN patterns are not prefixed by ioredis, so match the full key.
-      const plain = new Redis(REDIS_URL, { lazyConnect: true });
-      await plain.connect();
-      let cursor = '0';
-      do {
-        const [next, keys] = await plain.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-        if (keys.length) await plain.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
-      plain.disconnect();
-      redis.disconnect();
+      try {
+        await deleteRedisPrefix(REDIS_URL, prefix);
+      } finally {
+        redis.disconnect();
+      }
     },
   };
 }

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as client from 'openid-client';
 import { SignJWT, createRemoteJWKSet, type JWTPayload } from 'jose';
-import { startInProcess, type InProcessServer } from './server.ts';
+import { apiClient, readResponse, type ApiResponse } from './api.ts';
+import { readAdminPat, sleep, startInProcess, type InProcessServer } from './server.ts';
 
 // Helpers for the token endpoint, introspection and revocation tests: the
 // scene is set through the management API with the first-start PAT, the
@@ -16,41 +17,11 @@ export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-typ
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 export const API_SCOPE = 'urn:service:iam:api';
 
-export interface ApiAnswer {
-  status: number;
-  headers: Headers;
-  body: any;
-}
-
-/** A JSON call of the admin/management API; never answered with a 500. */
-export type Api = (method: string, path: string, body?: unknown, options?: { token?: string; orgId?: string }) => Promise<ApiAnswer>;
-
-export function apiClient(baseUrl: string, pat: string, defaultOrgId?: string): Api {
-  return async (method, path, body, options = {}) => {
-    const orgId = options.orgId ?? defaultOrgId;
-    const response = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${options.token ?? pat}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(orgId ? { 'x-service-orgid': orgId } : {}),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    assert.ok(response.status < 500, `${method} ${path} answered ${response.status}: ${text.slice(0, 500)}`);
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = text;
-    }
-    return { status: response.status, headers: response.headers, body: parsed };
-  };
-}
+/** A JSON call of the admin/management API with the admin PAT (unless `options.token`); never answered with a 500. */
+export type Api = (method: string, path: string, body?: unknown, options?: { token?: string; orgId?: string }) => Promise<ApiResponse>;
 
 /** Asserts a 200 and returns the body. */
-export async function ok(answer: Promise<ApiAnswer>, what: string): Promise<any> {
+export async function ok(answer: Promise<ApiResponse>, what: string): Promise<any> {
   const { status, body } = await answer;
   assert.equal(status, 200, `${what}: ${JSON.stringify(body)}`);
   return body;
@@ -208,27 +179,9 @@ export async function refused(promise: Promise<unknown>, error: string, status: 
 
 // ---- raw HTTP (only for requests a client library never sends)
 
-export interface RawAnswer {
-  status: number;
-  headers: Headers;
-  text: string;
-  json: any;
-}
-
-export async function postForm(url: string, body: string | URLSearchParams, headers: Record<string, string> = {}): Promise<RawAnswer> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: body.toString() });
-  const text = await response.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, headers: response.headers, text, json };
-}
-
-export function basicHeader(clientId: string, secret: string): string {
-  return `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+/** A form POST as a client library would never send it; the answer as it came, 5xx included. */
+export async function postForm(url: string, body: string | URLSearchParams, headers: Record<string, string> = {}): Promise<ApiResponse> {
+  return readResponse(await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: body.toString() }));
 }
 
 // ---- the scene
@@ -270,9 +223,10 @@ let appCounter = 0;
 export async function startTokenWorld(env: Record<string, string> = {}): Promise<TokenWorld> {
   const server = await startInProcess({ INSTANCE_DOMAIN: 'example.test', ...env });
   try {
-    const pat = readFileSync(join(server.config.dataDir, 'admin.pat'), 'utf8').trim();
-    const adminKey = JSON.parse(readFileSync(join(server.config.dataDir, 'admin-key.json'), 'utf8')) as KeyFile;
-    const api = apiClient(server.url, pat);
+    const pat = readAdminPat(server.dataDir);
+    const adminKey = JSON.parse(readFileSync(join(server.dataDir, 'admin-key.json'), 'utf8')) as KeyFile;
+    const call = apiClient(server.url, pat);
+    const api: Api = (method, path, body, options = {}) => call(method, path, { body, ...options });
     const admin = await ok(api('GET', `/management/v1/users/${adminKey.userId}`), 'read the admin machine user');
     const defaultOrgId = String(admin.user.details.resourceOwner);
     const clients = await discoverClients(server.issuer);
@@ -327,6 +281,6 @@ export async function eventually(check: () => Promise<boolean>, ms = 5000, every
   for (;;) {
     if (await check()) return true;
     if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, every));
+    await sleep(every);
   }
 }

@@ -3,8 +3,12 @@ import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import { jwtVerify } from 'jose';
 import type { Browser } from 'playwright-core';
-import { landedOn, launchBrowser, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser } from '../support/browser.ts';
-import { basicHeader, discoverClients, postForm, privateKeyJwt, refused, signJwt, strangerKey, type Clients, type KeyFile } from '../support/tokens.ts';
+import { landedOn, launchBrowser, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser, needsChromium } from '../support/browser.ts';
+import { basicHeader } from '../support/api.ts';
+import { discoverClients, postForm, privateKeyJwt, refused, signJwt, strangerKey, type Clients, type KeyFile } from '../support/tokens.ts';
+
+// The whole file drives Chromium: skipped, with its reason, where it is not installed.
+describe('in Chromium', { skip: needsChromium }, () => {
 
 // Introspection (SEED 2.3, 4.3) and revocation (SEED 3, 4.5) of a user's
 // tokens, obtained through a real browser login with openid-client
@@ -308,4 +312,5 @@ describe('bad requests at introspection and revocation: 400, never 500', () => {
       assert.equal(answer.status, 200, answer.text.slice(0, 300));
     });
   }
+});
 });
