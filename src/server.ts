@@ -102,12 +102,12 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     };
     const build = (current: SigningKey[]) => buildProvider({ ...engineDeps, jwks: current.map((k) => k.privateJwk) }, log);
     const engine = new EngineHolder(build(keys));
+    const swapKeys = (current: SigningKey[]) => {
+      currentKeys = current;
+      engine.swap(build(current));
+    };
     const keyWatcher = watchSigningKeys(
-      { db, sealingKey, retainFor, rotationInterval: config.keyRotationInterval, pollMs: KEY_POLL_MS, log, onChange: (current) => {
-          currentKeys = current;
-          engine.swap(build(current));
-        },
-      },
+      { db, sealingKey, retainFor, rotationInterval: config.keyRotationInterval, pollMs: KEY_POLL_MS, log, onChange: swapKeys },
       keys.map((k) => k.kid).join(','),
     );
     closers.unshift(() => keyWatcher.stop());
