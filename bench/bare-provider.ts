@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import Provider, { type Configuration } from 'oidc-provider';
+import { ROUTES } from '../src/engine/routes.ts';
 
 // The bare engine the benchmark compares us with: `oidc-provider` alone,
 // its default in-memory adapter, the same paths and the same machine
@@ -44,15 +45,8 @@ const configuration: Configuration = {
   })),
   jwks: { keys: [jwk as never] },
   cookies: { keys: [randomBytes(32).toString('base64url')] },
-  routes: {
-    authorization: '/oauth/v2/authorize',
-    token: '/oauth/v2/token',
-    introspection: '/oauth/v2/introspect',
-    revocation: '/oauth/v2/revoke',
-    jwks: '/oauth/v2/keys',
-    userinfo: '/oidc/v1/userinfo',
-    end_session: '/oidc/v1/end_session',
-  },
+  // The same paths as ours, so the load generator sends identical requests.
+  routes: ROUTES,
   scopes: ['openid', 'profile', 'email', 'offline_access'],
   ttl: { ClientCredentials: 43200, AccessToken: 43200 },
   features: {
