@@ -111,6 +111,16 @@ async function resolveJwtToken(params: Params, jwt: JwtAccessTokens): Promise<vo
   params.token = (await jwt.tokenIdOf(token)) ?? `unknown-${randomBytes(8).toString('hex')}`;
 }
 
+/**
+ * A token_type_hint only orders the engine's look-ups: with `access_token`
+ * it tries access tokens and client credentials (Redis) first and refresh
+ * tokens (PostgreSQL) only when both miss, instead of all three at once.
+ * Same answers, one database round trip fewer for the common case.
+ */
+function defaultTokenHint(params: Params): void {
+  if (params.token_type_hint === undefined) params.token_type_hint = 'access_token';
+}
+
 export function endpointRules(jwt: JwtAccessTokens): Middleware {
   const routes = new Map<string, string>([
     [ROUTES.token, 'token'],
@@ -129,7 +139,10 @@ export function endpointRules(jwt: JwtAccessTokens): Middleware {
       checkMethods(route, params, method, method === 'client_secret_basic');
       if (route === 'token' && params.grant_type === 'client_credentials') checkClientCredentialsScope(params);
       if (route === 'token' && params.grant_type === JWT_BEARER_GRANT) await checkJwtProfileUser(ctx, params);
-      if (route !== 'token') await resolveJwtToken(params, jwt);
+      if (route !== 'token') {
+        defaultTokenHint(params);
+        await resolveJwtToken(params, jwt);
+      }
       (ctx.req as { body?: string }).body = querystring.stringify(params);
     } catch (err) {
       if (!(err instanceof OAuthError)) throw err;
