@@ -90,7 +90,7 @@ export interface RegistrationValues {
   error?: string;
 }
 
-function field(c: PageContext, name: keyof NonNullable<RegistrationValues['errors']>, label: string, type: string, value: string, error: string | undefined, extra: string): string {
+function field(name: keyof NonNullable<RegistrationValues['errors']>, label: string, type: string, value: string, error: string | undefined, extra: string): string {
   const describedBy = error ? ` aria-invalid="true" aria-describedby="${name}Error"` : '';
   return `<label for="${name}">${e(label)}</label>
   <input type="${type}" id="${name}" name="${name}" value="${e(value)}" ${extra}${describedBy}>
@@ -106,12 +106,12 @@ ${errorBox(values.error)}
 <form method="post" action="${e(c.action)}/register" novalidate>
   ${hidden('csrf', c.csrf)}
   <div class="row">
-    <div>${field(c, 'givenName', c.t.givenName, 'text', values.givenName ?? '', err.givenName, 'autocomplete="given-name" required autofocus maxlength="200"')}</div>
-    <div>${field(c, 'familyName', c.t.familyName, 'text', values.familyName ?? '', err.familyName, 'autocomplete="family-name" required maxlength="200"')}</div>
+    <div>${field('givenName', c.t.givenName, 'text', values.givenName ?? '', err.givenName, 'autocomplete="given-name" required autofocus maxlength="200"')}</div>
+    <div>${field('familyName', c.t.familyName, 'text', values.familyName ?? '', err.familyName, 'autocomplete="family-name" required maxlength="200"')}</div>
   </div>
-  ${field(c, 'email', c.t.email, 'email', values.email ?? '', err.email, 'autocomplete="email" required maxlength="200"')}
-  ${field(c, 'password', translate(c.t, 'passwordNew', { min: minPasswordLength }), 'password', '', err.password, `autocomplete="new-password" required minlength="${minPasswordLength}" maxlength="1024"`)}
-  ${field(c, 'passwordRepeat', c.t.passwordRepeat, 'password', '', err.passwordRepeat, 'autocomplete="new-password" required maxlength="1024"')}
+  ${field('email', c.t.email, 'email', values.email ?? '', err.email, 'autocomplete="email" required maxlength="200"')}
+  ${field('password', translate(c.t, 'passwordNew', { min: minPasswordLength }), 'password', '', err.password, `autocomplete="new-password" required minlength="${minPasswordLength}" maxlength="1024"`)}
+  ${field('passwordRepeat', c.t.passwordRepeat, 'password', '', err.passwordRepeat, 'autocomplete="new-password" required maxlength="1024"')}
   <div class="actions">
     <span></span>
     <button type="submit">${e(c.t.register)}</button>

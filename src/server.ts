@@ -23,6 +23,8 @@ import { createMetrics, metricsRoutes } from './http/metrics.ts';
 import { countStorageErrors } from '../adapters/instrumented.ts';
 import { localInvalidation, redisInvalidation } from './storage/invalidation.ts';
 import { UserCache } from './storage/user-cache.ts';
+import { FeatureCache } from './storage/feature-cache.ts';
+import type { FeatureName } from './storage/features.ts';
 import { interactionRouter } from '../interactions/index.ts';
 import { createApp } from './app.ts';
 import { adminRouter } from './admin/router.ts';
@@ -88,6 +90,8 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const clients = new ClientDirectory(db, ENGINE_GRANT_TYPES, () => invalidation.publish('clients'));
     invalidation.on('clients', () => clients.forget());
     const lookupUser = (id: string) => users.get(id);
+    const features = new FeatureCache(db);
+    invalidation.on('features', () => features.clear());
     const adapter = countStorageErrors(createAdapterFactory({ db, redis, clients }), Boolean(redis), (store) => metrics.storageErrors.inc({ store }));
     const engineDeps = {
       config,
@@ -98,6 +102,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       adapter,
       findAccount: accountFinder(db, lookupUser),
       lookupUser,
+      featureEnabled: (name: FeatureName) => features.isEnabled(name),
       onTokenIssued: (grantType: string) => metrics.tokensIssued.inc({ grant_type: grantType }),
     };
     const build = (current: SigningKey[]) => buildProvider({ ...engineDeps, jwks: current.map((k) => k.privateJwk) }, log);
@@ -126,7 +131,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       routers: [
         healthRoutes(dependencies),
         metricsRoutes(metrics),
-        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db)], secretKey, clients, usersChanged: () => invalidation.publish('users'), engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
+        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db)], secretKey, clients, usersChanged: () => invalidation.publish('users'), featuresChanged: () => invalidation.publish('features'), engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
         interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics }),
       ],
     });

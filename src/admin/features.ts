@@ -9,7 +9,7 @@ import { instanceFeaturesSchema } from './user-schemas.ts';
 const parseFeatures = validator<FeaturesInput>(instanceFeaturesSchema);
 
 /** `GET`, `PUT /v2/features/instance` (SPEC 3.2). */
-export function featureRoutes(db: Database): Router {
+export function featureRoutes(db: Database, featuresChanged: () => void): Router {
   const router = new Router();
   router.get('/v2/features/instance', async (ctx) => {
     ctx.body = await getInstanceFeatures(db, ctx.state.principal as Principal);
@@ -17,6 +17,7 @@ export function featureRoutes(db: Database): Router {
   router.put('/v2/features/instance', async (ctx) => {
     const input = parseFeatures(ctx.request.body ?? {});
     ctx.body = await setInstanceFeatures(db, ctx.state.principal as Principal, input);
+    featuresChanged();
   });
   return router;
 }

@@ -26,6 +26,8 @@ export interface AdminApiDeps {
   clients: ClientDirectory;
   /** Tells every node's user cache that users changed. */
   usersChanged: () => void;
+  /** Tells every node's feature cache that a flag changed. */
+  featuresChanged: () => void;
   engine: EngineHolder;
   signingKeys: SigningKeyAdmin;
 }
@@ -45,8 +47,8 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
  * The admin and management REST API (SPEC 3): errors in one format, JSON
  * bodies, bearer authentication, then the resource routes.
  */
-export function adminRouter({ db, log, settings, verifiers, secretKey, clients, usersChanged, engine, signingKeys }: AdminApiDeps): Router {
-  const resources = [orgRoutes(db, settings), userRoutes(db, settings, secretKey), memberRoutes(db), featureRoutes(db), projectRoutes(db), appRoutes({ db, engine, clients, secretKey }), signingKeyRoutes(db, signingKeys)];
+export function adminRouter({ db, log, settings, verifiers, secretKey, clients, usersChanged, featuresChanged, engine, signingKeys }: AdminApiDeps): Router {
+  const resources = [orgRoutes(db, settings), userRoutes(db, settings, secretKey), memberRoutes(db), featureRoutes(db, featuresChanged), projectRoutes(db), appRoutes({ db, engine, clients, secretKey }), signingKeyRoutes(db, signingKeys)];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us
   // read a megabyte.

@@ -8,6 +8,7 @@ import { interactionPolicyFor } from './interaction-policy.ts';
 import { expiresWithSession, loadFirstPartyGrant } from './sign-in-policy.ts';
 import { introspectionAllowed, revocationAllowed } from './token-policies.ts';
 import type { UserLookup } from './accounts.ts';
+import type { FeatureName } from '../storage/features.ts';
 import type { Database } from '../storage/database.ts';
 import { TOKEN_EXCHANGE_GRANT } from './grants/token-exchange.ts';
 import { actClaims, type ActorStore } from './grants/actors.ts';
@@ -35,6 +36,8 @@ export interface EngineDependencies {
   secretKey: Buffer;
   adapter: (model: string) => Adapter;
   findAccount: FindAccount;
+  /** Instance feature flags (cached briefly, cleared on change). */
+  featureEnabled: (name: FeatureName) => Promise<boolean>;
   /** Users as hot paths read them (cached briefly, cleared on change). */
   lookupUser: UserLookup;
   actors: ActorStore;

@@ -31,9 +31,22 @@ interface TokenLike {
  * project, plus the audience a token exchange asked for.
  */
 async function audienceOf(provider: Provider, token: TokenLike): Promise<string[] | undefined> {
-  const client = (await provider.Client.find(token.clientId)) as unknown as ClientLike | undefined;
+  const client = await clientOf(provider, token);
   if (!client) return undefined;
   return [...new Set([client.clientId, ...(client.project_id ? [client.project_id] : []), ...(token.extra?.aud ?? [])])];
+}
+
+// The policy and the response details of one introspection both need the
+// token's client: looked up once per token.
+const tokenClients = new WeakMap<TokenLike, Promise<ClientLike | undefined>>();
+
+function clientOf(provider: Provider, token: TokenLike): Promise<ClientLike | undefined> {
+  let client = tokenClients.get(token);
+  if (!client) {
+    client = provider.Client.find(token.clientId) as unknown as Promise<ClientLike | undefined>;
+    tokenClients.set(token, client);
+  }
+  return client;
 }
 
 /**
@@ -93,7 +106,7 @@ export function introspectionDetails(lookup: UserLookup, findAccount: FindAccoun
     const token = entities.AccessToken ?? entities.ClientCredentials ?? entities.RefreshToken;
     if (!token) return;
     const provider = ctx.oidc.provider as Provider;
-    const tokenClient = (await provider.Client.find(token.clientId)) as unknown as ClientLike | undefined;
+    const tokenClient = await clientOf(provider, token);
     const subject = token.accountId ?? tokenClient?.machine_user_id;
     const extra: Record<string, unknown> = {
       jti: token.jti,

@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 
-export type CacheTopic = 'clients' | 'users';
+export type CacheTopic = 'clients' | 'users' | 'features';
+
+const TOPICS: ReadonlySet<string> = new Set<CacheTopic>(['clients', 'users', 'features']);
 
 /**
  * Tells every node that cached data changed. With Redis, a pub/sub channel
@@ -33,7 +35,7 @@ export async function redisInvalidation(redis: Redis, channel: string): Promise<
   subscriber.on('error', () => {});
   await subscriber.subscribe(channel);
   subscriber.on('message', (from, topic) => {
-    if (from === channel && (topic === 'clients' || topic === 'users')) local.publish(topic);
+    if (from === channel && TOPICS.has(topic)) local.publish(topic as CacheTopic);
   });
   return {
     publish(topic) {

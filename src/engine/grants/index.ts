@@ -4,7 +4,6 @@ import type { EngineDependencies } from '../configuration.ts';
 import { ROUTES } from '../routes.ts';
 import { publicJwks } from '../../keys/signing-keys.ts';
 import { JWT_BEARER_GRANT } from '../../domain/machine-clients.ts';
-import { isFeatureEnabled } from '../../queries/features.ts';
 import { JWT_BEARER_PARAMETERS, jwtBearerGrant } from './jwt-bearer.ts';
 import { TOKEN_EXCHANGE_GRANT, TOKEN_EXCHANGE_PARAMETERS, TOKEN_EXCHANGE_REPEATABLE, tokenExchangeGrant } from './token-exchange.ts';
 
@@ -19,6 +18,7 @@ export function registerGrants(provider: Provider, deps: EngineDependencies): vo
     TOKEN_EXCHANGE_GRANT,
     tokenExchangeGrant({
       db: deps.db,
+      featureEnabled: deps.featureEnabled,
       issuer,
       publicKeys: publicJwks(deps.jwks),
       findAccount: deps.findAccount,
@@ -37,7 +37,7 @@ function tokenExchangeInDiscoveryWhileOn(deps: EngineDependencies) {
     await next();
     if (ctx.oidc?.route !== 'discovery' || ctx.status !== 200) return;
     const body = ctx.body as { grant_types_supported?: string[] };
-    if (body.grant_types_supported && !(await isFeatureEnabled(deps.db, 'oidcTokenExchange'))) {
+    if (body.grant_types_supported && !(await deps.featureEnabled('oidcTokenExchange'))) {
       ctx.body = { ...body, grant_types_supported: body.grant_types_supported.filter((g) => g !== TOKEN_EXCHANGE_GRANT) };
     }
   };

@@ -4,7 +4,7 @@ import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWK, type JWTPay
 import type { Queryable } from '../../storage/database.ts';
 import { findUser } from '../../storage/users.ts';
 import { membershipsOf } from '../../storage/memberships.ts';
-import { isFeatureEnabled } from '../../queries/features.ts';
+import type { FeatureName } from '../../storage/features.ts';
 import { KNOWN_SCOPES } from '../claims.ts';
 import type { ActorStore } from './actors.ts';
 
@@ -145,6 +145,7 @@ function grantedScopes(ctx: KoaContextWithOIDC, subject: Party): string[] {
 
 export interface TokenExchangeDeps {
   db: Queryable;
+  featureEnabled: (name: FeatureName) => Promise<boolean>;
   issuer: string;
   /** Public signing keys of this service, to verify our ID tokens. */
   publicKeys: JSONWebKeySet;
@@ -161,7 +162,7 @@ export interface TokenExchangeDeps {
  */
 export function tokenExchangeGrant(deps: TokenExchangeDeps) {
   return async function tokenExchange(ctx: KoaContextWithOIDC): Promise<void> {
-    if (!(await isFeatureEnabled(deps.db, 'oidcTokenExchange'))) throw new errors.UnsupportedGrantType();
+    if (!(await deps.featureEnabled('oidcTokenExchange'))) throw new errors.UnsupportedGrantType();
     if (param(ctx, 'resource') !== undefined) throw new errors.InvalidTarget('the resource parameter is not supported');
     const provider = ctx.oidc.provider as Provider;
     const x: ExchangeContext = { ctx, provider, db: deps.db, issuer: deps.issuer, keys: deps.publicKeys };
