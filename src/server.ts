@@ -15,7 +15,7 @@ import { ClientDirectory } from '../adapters/clients.ts';
 import { deleteExpiredEngineRecords } from '../adapters/postgres.ts';
 import { buildProvider } from './engine/provider.ts';
 import { accountFinder } from './engine/accounts.ts';
-import { actorStore } from './engine/grants/actors.ts';
+import { exchangeOutcomes } from './engine/grants/token-extras.ts';
 import { ENGINE_GRANT_TYPES } from './engine/configuration.ts';
 import { EngineHolder } from './engine/engine-holder.ts';
 import { healthRoutes, type Dependency } from './http/health.ts';
@@ -96,7 +96,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const engineDeps = {
       config,
       db,
-      actors: actorStore(adapter('TokenExchangeActor'), config.refreshTokenAbsoluteLifetime),
+      exchanges: exchangeOutcomes(adapter('TokenExchangeOutcome'), config.refreshTokenAbsoluteLifetime),
       cookieKeys: [deriveKey(master.key, 'cookie signing')],
       secretKey,
       adapter,

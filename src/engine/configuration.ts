@@ -11,7 +11,7 @@ import type { UserLookup } from './accounts.ts';
 import type { FeatureName } from '../storage/features.ts';
 import type { Database } from '../storage/database.ts';
 import { TOKEN_EXCHANGE_GRANT } from './grants/token-exchange.ts';
-import { actClaims, type ActorStore } from './grants/actors.ts';
+import { tokenExtraClaims, type ExchangeOutcomes } from './grants/token-extras.ts';
 
 import { INTERACTION_PATH, ROUTES } from './routes.ts';
 
@@ -40,7 +40,7 @@ export interface EngineDependencies {
   featureEnabled: (name: FeatureName) => Promise<boolean>;
   /** Users as hot paths read them (cached briefly, cleared on change). */
   lookupUser: UserLookup;
-  actors: ActorStore;
+  exchanges: ExchangeOutcomes;
   /** Told the grant type of every access token issued (for /metrics). */
   onTokenIssued?: (grantType: string) => void;
 }
@@ -100,7 +100,7 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     },
     loadExistingGrant: loadFirstPartyGrant as Configuration['loadExistingGrant'],
     expiresWithSession: expiresWithSession as unknown as Configuration['expiresWithSession'],
-    extraTokenClaims: actClaims(deps.actors) as Configuration['extraTokenClaims'],
+    extraTokenClaims: tokenExtraClaims(deps.exchanges) as Configuration['extraTokenClaims'],
     // SPEC 2.1: refresh tokens rotate on every use (the engine's default
     // rotates only public clients'); reuse of an old one revokes the grant.
     rotateRefreshToken: true,

@@ -22,7 +22,7 @@ export function registerGrants(provider: Provider, deps: EngineDependencies): vo
       issuer,
       publicKeys: publicJwks(deps.jwks),
       findAccount: deps.findAccount,
-      actors: deps.actors,
+      exchanges: deps.exchanges,
       idTokenLifetime: deps.config.idTokenLifetime,
     }) as never,
     TOKEN_EXCHANGE_PARAMETERS,

@@ -6,7 +6,7 @@ import { findUser } from '../../storage/users.ts';
 import { membershipsOf } from '../../storage/memberships.ts';
 import type { FeatureName } from '../../storage/features.ts';
 import { KNOWN_SCOPES } from '../claims.ts';
-import type { ActorStore } from './actors.ts';
+import type { ExchangeOutcomes } from './token-extras.ts';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const TOKEN_EXCHANGE_PARAMETERS = ['subject_token', 'subject_token_type', 'actor_token', 'actor_token_type', 'requested_token_type', 'audience', 'scope', 'resource'];
@@ -150,7 +150,7 @@ export interface TokenExchangeDeps {
   /** Public signing keys of this service, to verify our ID tokens. */
   publicKeys: JSONWebKeySet;
   findAccount: FindAccount;
-  actors: ActorStore;
+  exchanges: ExchangeOutcomes;
   idTokenLifetime: number;
 }
 
@@ -195,7 +195,7 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
     const grant = new provider.Grant({ accountId: subject.userId, clientId: client.clientId });
     grant.addOIDCScope(scope);
     const grantId = await grant.save();
-    if (act || requestedAudience.length) await deps.actors.remember(grantId, { ...(act ? { act } : {}), ...(requestedAudience.length ? { aud: [...new Set(requestedAudience)] } : {}) });
+    if (act || requestedAudience.length) await deps.exchanges.remember(grantId, { ...(act ? { act } : {}), ...(requestedAudience.length ? { aud: [...new Set(requestedAudience)] } : {}) });
 
     const idToken = async (accessToken?: string) => {
       const account = await deps.findAccount(ctx, subject.userId);

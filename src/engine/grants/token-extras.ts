@@ -14,12 +14,12 @@ export interface ExchangeOutcome {
  * actor and audience (the engine's refresh tokens have no place for them).
  * Stored in the engine's durable store.
  */
-export interface ActorStore {
+export interface ExchangeOutcomes {
   remember(grantId: string, outcome: ExchangeOutcome): Promise<void>;
   outcomeOf(grantId: string): Promise<ExchangeOutcome | undefined>;
 }
 
-export function actorStore(adapter: Adapter, lifetime: number): ActorStore {
+export function exchangeOutcomes(adapter: Adapter, lifetime: number): ExchangeOutcomes {
   return {
     async remember(grantId, outcome) {
       await adapter.upsert(grantId, outcome as never, lifetime);
@@ -35,11 +35,11 @@ export function actorStore(adapter: Adapter, lifetime: number): ActorStore {
  * extraTokenClaims: tokens of exchanged grants carry `act` and the requested
  * audience; tokens of the JWT profile name the machine key that obtained them.
  */
-export function actClaims(actors: ActorStore) {
+export function tokenExtraClaims(exchanges: ExchangeOutcomes) {
   return async (_ctx: unknown, token: { gty?: string; grantId?: string; [MACHINE_KEY_CLAIM]?: string }): Promise<Record<string, unknown> | undefined> => {
     if (token[MACHINE_KEY_CLAIM]) return { [MACHINE_KEY_CLAIM]: token[MACHINE_KEY_CLAIM] };
     if (!token.grantId || !token.gty?.includes('token-exchange')) return undefined;
-    const outcome = await actors.outcomeOf(token.grantId);
+    const outcome = await exchanges.outcomeOf(token.grantId);
     return outcome && Object.keys(outcome).length ? { ...outcome } : undefined;
   };
 }
