@@ -3,7 +3,7 @@ import { after, before, describe, test, type TestContext } from 'node:test';
 import * as client from 'openid-client';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import type { Browser, Page } from 'playwright-core';
-import { landedOn, launchBrowser, screenshot, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser, needsChromium } from '../support/browser.ts';
+import { landedOn, launchBrowser, screenshot, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser, needsChromium, confidentialAppFor } from '../support/browser.ts';
 
 // The whole file drives Chromium: skipped, with its reason, where it is not installed.
 describe('in Chromium', { skip: needsChromium }, () => {
@@ -46,15 +46,7 @@ let jwks: ReturnType<typeof createRemoteJWKSet>;
 
 before(async () => {
   [world, rp, browser] = await Promise.all([startSignInWorld(), startRelyingParty(), launchBrowser()]);
-  const confidential = {
-    redirectUris: [rp.callback],
-    postLogoutRedirectUris: [rp.loggedOut],
-    responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
-    grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
-    appType: 'OIDC_APP_TYPE_WEB',
-    authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
-    devMode: true,
-  };
+  const confidential = confidentialAppFor(rp);
   const implicitApp = {
     redirectUris: [rp.callback],
     responseTypes: ['OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN', 'OIDC_RESPONSE_TYPE_ID_TOKEN'],

@@ -87,6 +87,19 @@ export interface AppOptions {
   devMode?: boolean;
 }
 
+/** A confidential web app (code + refresh, client_secret_basic) redirecting to this relying party. */
+export function confidentialAppFor(rp: RelyingParty): AppOptions {
+  return {
+    redirectUris: [rp.callback],
+    postLogoutRedirectUris: [rp.loggedOut],
+    responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+    grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
+    appType: 'OIDC_APP_TYPE_WEB',
+    authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+    devMode: true,
+  };
+}
+
 export interface TestUser {
   userId: string;
   userName: string;

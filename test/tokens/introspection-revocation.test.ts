@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import { jwtVerify } from 'jose';
 import type { Browser } from 'playwright-core';
-import { landedOn, launchBrowser, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser, needsChromium } from '../support/browser.ts';
+import { landedOn, launchBrowser, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser, needsChromium, confidentialAppFor } from '../support/browser.ts';
 import { basicHeader } from '../support/api.ts';
 import { discoverClients, postForm, privateKeyJwt, refused, signJwt, strangerKey, type Clients, type KeyFile } from '../support/tokens.ts';
 
@@ -47,15 +47,7 @@ const configs = {} as Record<'opaque' | 'jwt' | 'sibling' | 'siblingKeyed' | 'st
 
 before(async () => {
   [world, rp, browser] = await Promise.all([startSignInWorld(), startRelyingParty(), launchBrowser()]);
-  const confidential = {
-    redirectUris: [rp.callback],
-    postLogoutRedirectUris: [rp.loggedOut],
-    responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
-    grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
-    appType: 'OIDC_APP_TYPE_WEB',
-    authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
-    devMode: true,
-  };
+  const confidential = confidentialAppFor(rp);
   const project = await world.api('POST', '/management/v1/projects', { name: 'Elsewhere' });
   assert.equal(project.status, 200, JSON.stringify(project.body));
   otherProjectId = project.body.id;
