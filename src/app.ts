@@ -1,10 +1,11 @@
+import type { IncomingMessage, RequestListener } from 'node:http';
 import Koa from 'koa';
 import type Router from '@koa/router';
 import type { Logger } from './logger.ts';
 import type { EngineHolder } from './engine/engine-holder.ts';
-import { requestContext } from './http/request-context.ts';
+import { requestContext, requestIdOf } from './http/request-context.ts';
 import { errorBoundary } from './http/error-boundary.ts';
-import { requestMetrics, type Metrics } from './http/metrics.ts';
+import { recordMatchedRoute, requestMetrics, type Metrics } from './http/metrics.ts';
 
 /** Requests still being handled, so shutdown closes the pools only after them. */
 export interface InFlight {
@@ -38,7 +39,7 @@ const ENGINE_PREFIXES = ['/oauth/', '/oidc/', '/.well-known/openid-configuration
  * issuer is https. The engine trusts these headers (provider.proxy), so any
  * client-sent X-Forwarded-For is dropped unless TRUST_PROXY is on.
  */
-function pinToIssuer(issuer: string, trustProxy: boolean): (req: Koa.Context['req']) => void {
+function pinToIssuer(issuer: string, trustProxy: boolean): (req: IncomingMessage) => void {
   const url = new URL(issuer);
   const proto = url.protocol.slice(0, -1);
   return (req) => {
@@ -48,36 +49,53 @@ function pinToIssuer(issuer: string, trustProxy: boolean): (req: Koa.Context['re
   };
 }
 
-export function createApp({ inFlight, log, metrics, issuer, trustProxy, engine, routers }: AppParts): Koa {
+/**
+ * The server's request listener. Every request gets its id, access log line,
+ * metrics and issuer-pinned headers here, on the raw request. Engine paths
+ * then go straight to the engine, which is a Koa app itself: a second Koa
+ * context around it would only cost time on the hot paths. Everything else
+ * goes through our Koa app and its routers.
+ */
+export function createApp({ inFlight, log, metrics, issuer, trustProxy, engine, routers }: AppParts): RequestListener {
   const pin = pinToIssuer(issuer, trustProxy);
-  const app = new Koa({ proxy: trustProxy });
-  app.use(async (_ctx, next) => {
+  const identify = requestContext(log);
+  const measure = requestMetrics(metrics);
+  const ours = ourRoutes(log, trustProxy, engine, routers).callback();
+  return (req, res) => {
     inFlight.count += 1;
-    try {
-      await next();
-    } finally {
-      inFlight.count -= 1;
-    }
-  });
-  app.use(requestContext(log));
-  app.use(requestMetrics(metrics));
+    identify(req, res);
+    measure(req, res);
+    pin(req);
+    const url = req.url ?? '/';
+    const handled = ENGINE_PREFIXES.some((prefix) => url.startsWith(prefix)) ? engine.handle(req, res) : ours(req, res);
+    // Koa's callbacks settle only after the response; they never reject
+    // (errors become responses), but a crash here would take the process.
+    Promise.resolve(handled)
+      .catch((err: unknown) => log.error({ err, requestId: requestIdOf(req) }, 'unhandled error'))
+      .finally(() => {
+        inFlight.count -= 1;
+      });
+  };
+}
+
+function ourRoutes(log: Logger, trustProxy: boolean, engine: EngineHolder, routers: Router[]): Koa {
+  const app = new Koa({ proxy: trustProxy });
   app.use(async (ctx, next) => {
-    pin(ctx.req);
+    ctx.state.requestId = requestIdOf(ctx.req);
     await next();
   });
+  app.use(recordMatchedRoute);
   app.use(errorBoundary(log));
   app.use(async (ctx, next) => {
     if (!NOT_SERVED.has(ctx.path)) return next();
     ctx.status = 404;
     ctx.body = { error: 'not_found', error_description: 'this service publishes OpenID Connect discovery at /.well-known/openid-configuration' };
   });
-  const toEngine = async (ctx: Koa.Context) => {
+  for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
+  // Anything no router claims is the engine's to answer (and to 404).
+  app.use(async (ctx) => {
     ctx.respond = false;
     await engine.handle(ctx.req, ctx.res);
-  };
-  // The engine's endpoints are the hot paths: they skip our routers' matching.
-  app.use(async (ctx, next) => (ENGINE_PREFIXES.some((prefix) => ctx.path.startsWith(prefix)) ? toEngine(ctx) : next()));
-  for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
-  app.use(toEngine);
+  });
   return app;
 }

@@ -135,7 +135,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics }),
       ],
     });
-    const server = createServer(app.callback());
+    const server = createServer(app);
     let stopping = false;
     // While stopping, every response closes its connection, so keep-alive
     // clients (load balancers) do not hold the shutdown until its deadline.

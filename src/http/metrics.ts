@@ -1,7 +1,9 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { INTERACTION_PATH, ROUTES } from '../engine/routes.ts';
+import { pathOf } from './request-context.ts';
 
 /** The service's Prometheus metrics (SPEC 4), in one registry per process. */
 export interface Metrics {
@@ -51,8 +53,20 @@ export function createMetrics(currentKeyActivatedAt: () => Date | undefined): Me
   return metrics;
 }
 
+/** The route pattern @koa/router matched for a request of ours, for its label. */
+const matchedRoutes = new WeakMap<IncomingMessage, string>();
+
+/** Remembers the route pattern our routers matched (a Koa middleware around them). */
+export const recordMatchedRoute: Middleware = async (ctx, next) => {
+  try {
+    await next();
+  } finally {
+    if (typeof ctx._matchedRoute === 'string') matchedRoutes.set(ctx.req, ctx._matchedRoute);
+  }
+};
+
 /** Counts and times every request, including those the engine answers itself. */
-export function requestMetrics(metrics: Metrics): Middleware {
+export function requestMetrics(metrics: Metrics): (req: IncomingMessage, res: ServerResponse) => void {
   const labels = ['route', 'method', 'status'] as const;
   const requests = new Counter({ name: 'portcullis_http_requests_total', help: 'HTTP requests, by route, method and status', labelNames: labels, registers: [metrics.registry] });
   const duration = new Histogram({
@@ -62,14 +76,13 @@ export function requestMetrics(metrics: Metrics): Middleware {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [metrics.registry],
   });
-  return async (ctx, next) => {
+  return (req, res) => {
     const started = process.hrtime.bigint();
-    ctx.res.once('finish', () => {
-      const value = { route: routeLabel(ctx.path, ctx._matchedRoute as string | undefined), method: ctx.method, status: String(ctx.res.statusCode) };
+    res.once('finish', () => {
+      const value = { route: routeLabel(pathOf(req), matchedRoutes.get(req)), method: req.method ?? 'GET', status: String(res.statusCode) };
       requests.inc(value);
       duration.observe(value, Number(process.hrtime.bigint() - started) / 1e9);
     });
-    await next();
   };
 }
 

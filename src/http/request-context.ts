@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import type { Middleware } from 'koa';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.ts';
 
 const requestIds = new WeakMap<IncomingMessage, string>();
@@ -11,24 +10,31 @@ export function requestIdOf(req: IncomingMessage): string | undefined {
   return requestIds.get(req);
 }
 
+/** The request's path without its query string (queries carry codes and tokens). */
+export function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
 /**
  * Gives each request an id (a sane incoming X-Request-Id, or a new one),
  * echoes it, and writes one access log line when the response is finished,
- * which also covers responses the engine writes itself. The path is logged
- * without its query string: queries carry codes and tokens.
+ * whoever wrote it (our routes or the engine). Works on the raw request so
+ * that engine requests need no Koa context of ours.
  */
-export function requestContext(log: Logger): Middleware {
-  return async (ctx, next) => {
-    const incoming = ctx.get('x-request-id');
-    const requestId = INCOMING_ID.test(incoming) ? incoming : randomUUID();
-    requestIds.set(ctx.req, requestId);
-    ctx.state.requestId = requestId;
-    ctx.set('X-Request-Id', requestId);
+export function requestContext(log: Logger): (req: IncomingMessage, res: ServerResponse) => void {
+  const logRequests = log.isLevelEnabled('info');
+  return (req, res) => {
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && INCOMING_ID.test(incoming) ? incoming : randomUUID();
+    requestIds.set(req, requestId);
+    res.setHeader('X-Request-Id', requestId);
+    if (!logRequests) return;
     const started = process.hrtime.bigint();
-    ctx.res.once('finish', () => {
+    res.once('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      log.info({ requestId, method: ctx.method, path: ctx.path, status: ctx.res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+      log.info({ requestId, method: req.method, path: pathOf(req), status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
     });
-    await next();
   };
 }

@@ -17,6 +17,9 @@ export async function connectRedis(url: string, keyPrefix: string): Promise<Redi
     maxRetriesPerRequest: 1,
     enableOfflineQueue: true,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+    // Commands issued in the same tick (concurrent requests, the engine's
+    // parallel look-ups) share one socket write instead of one each.
+    enableAutoPipelining: true,
   });
   // Connection errors surface through the commands that fail and /readyz;
   // without a listener ioredis would print each reconnect attempt. The last
