@@ -1,8 +1,6 @@
 import type Provider from 'oidc-provider';
-import type { KoaContextWithOIDC } from 'oidc-provider';
 import { ROUTES } from './routes.ts';
-
-type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>;
+import type { EngineRule } from './rules-by-endpoint.ts';
 
 /**
  * SEED 4.1 / 7.1: every authorization request is OpenID Connect, so a scope
@@ -11,7 +9,7 @@ type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promis
  * the client and its redirect_uri check out; otherwise the engine answers
  * with its own error page.
  */
-export const openidScopeRequired: Middleware = async (ctx, next) => {
+export const openidScopeRequired: EngineRule = async (ctx, next) => {
   if (ctx.method !== 'GET' || ctx.path !== ROUTES.authorization) return next();
   const { client_id: clientId, redirect_uri: redirectUri, scope, state, response_type: responseType, response_mode: responseMode } = ctx.query;
   if (typeof scope !== 'string' || scope.split(' ').includes('openid')) return next();
@@ -34,7 +32,7 @@ export const openidScopeRequired: Middleware = async (ctx, next) => {
  * `WWW-Authenticate: Bearer error="invalid_token"` as for a bad token (RFC
  * 6750 3.1 would leave the error out when no token was sent).
  */
-export const bearerChallenge: Middleware = async (ctx, next) => {
+export const bearerChallenge: EngineRule = async (ctx, next) => {
   await next();
   if (ctx.oidc?.route !== 'userinfo' || ctx.status !== 401) return;
   const challenge = ctx.response.get('WWW-Authenticate');

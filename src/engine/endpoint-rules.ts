@@ -7,8 +7,8 @@ import { decodeJwt } from 'jose';
 import { ROUTES } from './routes.ts';
 import { JWT_BEARER_GRANT, jwtProfileClientId } from '../domain/machine-clients.ts';
 import type { JwtAccessTokens } from './jwt-access-tokens.ts';
+import type { EngineRule } from './rules-by-endpoint.ts';
 
-type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>;
 type Params = querystring.ParsedUrlQuery;
 type AuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 
@@ -41,15 +41,42 @@ function presentedMethod(ctx: KoaContextWithOIDC, params: Params): AuthMethod {
   return 'none';
 }
 
-async function readForm(ctx: KoaContextWithOIDC): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_FORM_BYTES) throw new OAuthError(400, 'invalid_request', 'request body is too large');
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/**
+ * Reads the form body, bounded. Events rather than an async iterator: this
+ * runs on every token and introspection request. Past the bound it stops
+ * reading and the connection closes after the answer, so the rest is never read.
+ */
+function readForm(ctx: KoaContextWithOIDC): Promise<string> {
+  const req = ctx.req;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_FORM_BYTES) {
+        chunks.push(chunk);
+        return;
+      }
+      stop();
+      req.pause();
+      ctx.set('Connection', 'close');
+      reject(new OAuthError(400, 'invalid_request', 'request body is too large'));
+    };
+    const onEnd = () => {
+      stop();
+      resolve(Buffer.concat(chunks, size).toString('utf8'));
+    };
+    const onError = (err: Error) => {
+      stop();
+      reject(err);
+    };
+    // A client that hangs up mid-body: nobody is left to answer.
+    const onClose = () => onError(new Error('request closed before its body ended'));
+    const stop = () => {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+    };
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
 }
 
 /** Machine users sign JWT profile assertions as themselves: their engine client is named from `iss`. */
@@ -121,7 +148,7 @@ function defaultTokenHint(params: Params): void {
   if (params.token_type_hint === undefined) params.token_type_hint = 'access_token';
 }
 
-export function endpointRules(jwt: JwtAccessTokens): Middleware {
+export function endpointRules(jwt: JwtAccessTokens): EngineRule {
   const routes = new Map<string, string>([
     [ROUTES.token, 'token'],
     [ROUTES.introspection, 'introspection'],
@@ -160,7 +187,7 @@ export function endpointRules(jwt: JwtAccessTokens): Middleware {
  * SEED 7.2 names two token endpoint errors differently from the engine:
  * a grant type the client may not use is `unauthorized_client`.
  */
-export const tokenErrorNames: Middleware = async (ctx, next) => {
+export const tokenErrorNames: EngineRule = async (ctx, next) => {
   await next();
   if (ctx.oidc?.route !== 'token' || ctx.status !== 400) return;
   const body = ctx.body as { error?: string; error_description?: string } | undefined;

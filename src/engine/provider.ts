@@ -8,7 +8,8 @@ import { bindTokensToMachineKeys } from './key-bound-tokens.ts';
 import { endpointRules, tokenErrorNames } from './endpoint-rules.ts';
 import { bearerChallenge, openidScopeRequired } from './authorization-rules.ts';
 import { introspectionDetails } from './token-policies.ts';
-import { registerGrants } from './grants/index.ts';
+import { registerGrants, tokenExchangeInDiscoveryWhileOn } from './grants/index.ts';
+import { rulesByEndpoint, type EngineRule } from './rules-by-endpoint.ts';
 import { offlineAccessAsksConsent, recordBrowserAccounts, revokeAccessTokensAtLogout, switchToHintedSession } from './sign-in-policy.ts';
 
 interface ClientSchema {
@@ -46,6 +47,18 @@ function applyClientRules(provider: Provider, secretKey: Buffer): void {
   };
 }
 
+/**
+ * SEED 4.7 lets clients cache the key set; keys are published before they
+ * sign, so a cache of max-age never misses a key in use.
+ */
+function jwksCacheControl(maxAge: number): EngineRule {
+  const cacheControl = `public, max-age=${maxAge}`;
+  return async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route === 'jwks' && ctx.status === 200) ctx.set('Cache-Control', cacheControl);
+  };
+}
+
 // One factory builds the whole engine, because rotating signing keys means
 // building a new Provider (it snapshots its keys at construction) and
 // everything attached to an instance must be attached again.
@@ -56,29 +69,27 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   provider.proxy = true;
   applyClientRules(provider, deps.secretKey);
 
-  // SEED 4.7 lets clients cache the key set; keys are published before they
-  // sign, so a cache of max-age never misses a key in use.
-  const jwksCacheControl = `public, max-age=${deps.config.jwksMaxAge}`;
-  provider.use(async (ctx, next) => {
-    await next();
-    if (ctx.oidc?.route === 'jwks' && ctx.status === 200) ctx.set('Cache-Control', jwksCacheControl);
-  });
-
   const jwtTokens = applyJwtAccessTokens(provider, deps.config.issuer, deps.jwks);
   bindTokensToMachineKeys(provider, deps.db);
   registerGrants(provider, deps);
-  provider.use(endpointRules(jwtTokens) as never);
-  provider.use(openidScopeRequired as never);
-  provider.use(bearerChallenge as never);
-  provider.use(tokenErrorNames as never);
-  provider.use(introspectionDetails(deps.lookupUser, deps.findAccount) as never);
 
   // Same attributes as the engine's own session cookie (cookies.long).
   const sessionCookie = { httpOnly: true, sameSite: 'lax', path: '/', maxAge: deps.config.sessionIdleLifetime * 1000 };
-  provider.use(switchToHintedSession(sessionCookie) as never);
-  provider.use(offlineAccessAsksConsent as never);
-  provider.use(recordBrowserAccounts(sessionCookie) as never);
-  provider.use(revokeAccessTokensAtLogout as never);
+  const checkForm = endpointRules(jwtTokens);
+  const recordAccounts = recordBrowserAccounts(sessionCookie);
+  const switchSession = switchToHintedSession(sessionCookie);
+  provider.use(
+    rulesByEndpoint({
+      discovery: [tokenExchangeInDiscoveryWhileOn(deps)],
+      jwks: [jwksCacheControl(deps.config.jwksMaxAge)],
+      authorization: [openidScopeRequired, switchSession, offlineAccessAsksConsent, recordAccounts],
+      token: [checkForm, tokenErrorNames],
+      introspection: [checkForm, introspectionDetails(deps.lookupUser, deps.findAccount)],
+      revocation: [checkForm],
+      userinfo: [bearerChallenge],
+      end_session: [switchSession, recordAccounts, revokeAccessTokensAtLogout],
+    }) as never,
+  );
 
   // A refreshed token's gty lists its history ("authorization_code refresh_token"): count the last step.
   const issued = (token: { gty?: string }) => deps.onTokenIssued?.(token.gty?.split(' ').pop() ?? 'unknown');

@@ -3,8 +3,7 @@ import type { KoaContextWithOIDC } from 'oidc-provider';
 import { decodeJwt } from 'jose';
 import { ROUTES as ROUTE_PATHS } from './routes.ts';
 import { forgetAccount, liveBrowserAccounts, readBrowserAccounts, rememberAccount, writeBrowserAccounts } from './browser-accounts.ts';
-
-type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>;
+import type { EngineRule } from './rules-by-endpoint.ts';
 
 /**
  * First-party apps need no consent screen (SPEC 2.2): the grant of the
@@ -45,7 +44,7 @@ export async function expiresWithSession(_ctx: KoaContextWithOIDC, token: { kind
  * so consent is asked for on the caller's behalf; the login UI grants it
  * without a page (first-party). prompt=none is left alone.
  */
-export const offlineAccessAsksConsent: Middleware = async (ctx, next) => {
+export const offlineAccessAsksConsent: EngineRule = async (ctx, next) => {
   if (ctx.method === 'GET' && ctx.path === ROUTE_PATHS.authorization) {
     const scope = typeof ctx.query.scope === 'string' ? ctx.query.scope.split(' ') : [];
     const prompt = typeof ctx.query.prompt === 'string' ? ctx.query.prompt.split(' ').filter(Boolean) : [];
@@ -61,7 +60,7 @@ export const offlineAccessAsksConsent: Middleware = async (ctx, next) => {
  * browser holds that user's session but another one is in use, switch to it
  * and ask again, so the engine acts on the hinted user's session (SPEC 2.2).
  */
-export function switchToHintedSession(cookieOptions: Record<string, unknown>): Middleware {
+export function switchToHintedSession(cookieOptions: Record<string, unknown>): EngineRule {
   return async (ctx, next) => {
     const hint = ctx.method === 'GET' && (ctx.path === ROUTE_PATHS.authorization || ctx.path === ROUTE_PATHS.end_session) ? ctx.query.id_token_hint : undefined;
     if (typeof hint === 'string' && hint.length < 8192) {
@@ -89,7 +88,7 @@ export function switchToHintedSession(cookieOptions: Record<string, unknown>): M
 }
 
 /** Keeps the browser's list of signed-in users current as sessions come and go. */
-export function recordBrowserAccounts(cookieOptions: Record<string, unknown>): Middleware {
+export function recordBrowserAccounts(cookieOptions: Record<string, unknown>): EngineRule {
   return async (ctx, next) => {
     await next();
     const route = ctx.oidc?.route;
@@ -112,7 +111,7 @@ export function recordBrowserAccounts(cookieOptions: Record<string, unknown>): M
  * with offline_access survive (their refresh tokens are meant to), but the
  * access tokens issued in the session must not (SPEC 2.2): revoke those.
  */
-export const revokeAccessTokensAtLogout: Middleware = async (ctx, next) => {
+export const revokeAccessTokensAtLogout: EngineRule = async (ctx, next) => {
   await next();
   if (ctx.oidc?.route !== 'end_session_confirm') return;
   const session = ctx.oidc.session as unknown as { destroyed?: boolean; authorizations?: Record<string, { grantId?: string }> } | undefined;

@@ -5,8 +5,7 @@ import { loginName } from '../domain/users.ts';
 import { CLAIMS_BY_SCOPE, ROLES_SCOPE } from './claims.ts';
 import { userClaims, type UserLookup } from './accounts.ts';
 import { MACHINE_KEY_CLAIM } from './key-bound-tokens.ts';
-
-type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>;
+import type { EngineRule } from './rules-by-endpoint.ts';
 
 interface ClientLike {
   clientId: string;
@@ -96,7 +95,7 @@ async function releasedClaims(ctx: KoaContextWithOIDC, findAccount: FindAccount,
  * `aud` (app and project), `nbf`, `token_type`, and the user claims of the
  * granted scopes, as userinfo would give them.
  */
-export function introspectionDetails(lookup: UserLookup, findAccount: FindAccount): Middleware {
+export function introspectionDetails(lookup: UserLookup, findAccount: FindAccount): EngineRule {
   return async (ctx, next) => {
     await next();
     if (ctx.oidc?.route !== 'introspection') return;

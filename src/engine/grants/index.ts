@@ -28,11 +28,10 @@ export function registerGrants(provider: Provider, deps: EngineDependencies): vo
     TOKEN_EXCHANGE_PARAMETERS,
     TOKEN_EXCHANGE_REPEATABLE,
   );
-  provider.use(tokenExchangeInDiscoveryWhileOn(deps) as never);
 }
 
 /** SPEC 2: discovery names token exchange only while the feature is on. */
-function tokenExchangeInDiscoveryWhileOn(deps: EngineDependencies) {
+export function tokenExchangeInDiscoveryWhileOn(deps: EngineDependencies) {
   return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
     await next();
     if (ctx.oidc?.route !== 'discovery' || ctx.status !== 200) return;
