@@ -13,7 +13,11 @@ RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Run: the built output on the official Node 24 image, as the unprivileged user.
 FROM node:24-bookworm-slim
+# MALLOC_ARENA_MAX: argon2id takes 19 MiB per password check on the libuv
+# thread pool, and glibc keeps that memory in one arena per thread once freed;
+# two arenas bound what login bursts leave behind (docs/operations.md).
 ENV NODE_ENV=production \
+    MALLOC_ARENA_MAX=2 \
     PORT=8080 \
     DATA_DIR=/data
 WORKDIR /app

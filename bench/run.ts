@@ -239,6 +239,21 @@ const settle = (ms = 750) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---- our server
 
+/**
+ * Our server runs as the container image runs it (Dockerfile): the built
+ * output, NODE_ENV=production, and the image's Node flag and malloc setting.
+ * docs/operations.md says why each is there.
+ */
+const IMAGE_RUNTIME = {
+  env: { NODE_ENV: 'production', MALLOC_ARENA_MAX: '2' },
+  nodeFlags: ['--max-semi-space-size=8'],
+};
+
+function buildServer(): void {
+  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}${build.stderr}`);
+}
+
 /** VmRSS of our server once set up, before any load (MB). */
 let rssAfterSetup: number | null = null;
 
@@ -264,9 +279,9 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
     LOG_LEVEL: 'warn',
     INSTANCE_DOMAIN: 'bench.test',
     MASTER_KEY: randomMasterKey(),
-    // The V8 flag `npm start` and the container image run with; add more for
-    // profiling, e.g. BENCH_SERVER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof".
-    NODE_OPTIONS: ['--max-semi-space-size=8', process.env.BENCH_SERVER_NODE_OPTIONS ?? ''].join(' ').trim(),
+    ...IMAGE_RUNTIME.env,
+    // Add more for profiling, e.g. BENCH_SERVER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof".
+    NODE_OPTIONS: [...IMAGE_RUNTIME.nodeFlags, process.env.BENCH_SERVER_NODE_OPTIONS ?? ''].join(' ').trim(),
   };
   const suffix = randomBytes(5).toString('hex');
   if (DATABASE_URL) {
@@ -281,7 +296,9 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
   }
 
   log(`starting our server (${DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}${REDIS_URL ? ' + Redis' : ''})${taskset ? ` on core ${SERVER_CORE}` : ''}…`);
-  const server = await spawnChild({ name: 'portcullis', script: join(ROOT, 'src/main.ts'), env, port, readyPath: '/healthz', taskset, core: SERVER_CORE });
+  log('building the server (npm run build)…');
+  buildServer();
+  const server = await spawnChild({ name: 'portcullis', script: join(ROOT, 'dist/src/main.js'), env, port, readyPath: '/healthz', taskset, core: SERVER_CORE });
   cleanups.push(() => server.stop(15_000));
   const base = server.url;
   const pat = readFileSync(join(dataDir.path, 'admin.pat'), 'utf8').trim();

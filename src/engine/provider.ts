@@ -48,6 +48,30 @@ function applyClientRules(provider: Provider, secretKey: Buffer): void {
 }
 
 /**
+ * The engine builds clients from their metadata and caches them by a SHA-256
+ * of the metadata's JSON, which it computes on every look-up: twice per token
+ * or introspection request. Our ClientDirectory hands out the same metadata
+ * object for as long as it caches an app, so the client built from it is
+ * reused by object identity instead; a changed app is a new object.
+ */
+function reuseClientsOfSameMetadata(provider: Provider): void {
+  type Find = (id: string) => Promise<unknown>;
+  const Client = provider.Client as unknown as { find: Find; adapter: { find(id: string): Promise<object | undefined> } };
+  const find: Find = Client.find.bind(Client);
+  const built = new WeakMap<object, Promise<unknown>>();
+  Client.find = async (id) => {
+    const metadata = typeof id === 'string' && id ? await Client.adapter.find(id) : undefined;
+    if (!metadata) return find(id);
+    let client = built.get(metadata);
+    if (!client) {
+      client = find(id);
+      built.set(metadata, client);
+    }
+    return client;
+  };
+}
+
+/**
  * SEED 4.7 lets clients cache the key set; keys are published before they
  * sign, so a cache of max-age never misses a key in use.
  */
@@ -68,6 +92,7 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   // reaches the engine (src/app.ts), so they are always trustworthy here.
   provider.proxy = true;
   applyClientRules(provider, deps.secretKey);
+  reuseClientsOfSameMetadata(provider);
 
   const jwtTokens = applyJwtAccessTokens(provider, deps.config.issuer, deps.jwks);
   bindTokensToMachineKeys(provider, deps.db);
