@@ -232,6 +232,35 @@ describe('discovery, keys and operational endpoints', () => {
       }
     }
   });
+
+  it('answers a form body far over the limit with 400 and closes the connection instead of reading it all', async () => {
+    for (const path of ['/oauth/v2/token', '/oauth/v2/introspect', '/oauth/v2/revoke']) {
+      const { status, connection, body } = await new Promise<{ status: number; connection?: string; body: string }>((resolve, reject) => {
+        const req = httpRequest(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+        req.on('response', (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: text }));
+        });
+        // Once the server has answered and hung up, the rest of the body cannot be written.
+        req.on('error', (err: NodeJS.ErrnoException) => (['EPIPE', 'ECONNRESET'].includes(err.code ?? '') ? undefined : reject(err)));
+        req.setTimeout(10_000, () => req.destroy(new Error(`${path}: no answer to an oversized body`)));
+        const chunk = `token=${'x'.repeat(64 * 1024)}`;
+        let sent = 0;
+        const pump = () => {
+          while (sent < 128 && !req.destroyed) {
+            sent += 1;
+            if (!req.write(chunk)) return void req.once('drain', pump);
+          }
+          req.end();
+        };
+        pump();
+      });
+      assert.equal(status, 400, `${path}: ${body.slice(0, 200)}`);
+      assert.equal((JSON.parse(body) as Json).error, 'invalid_request');
+      assert.equal(connection, 'close', path);
+    }
+  });
 });
 
 describe('configurable key set caching', () => {
