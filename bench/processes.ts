@@ -150,6 +150,21 @@ export function memoryOf(pid: number): { rssMb: number; hwmMb: number } | undefi
   }
 }
 
+// Clock ticks per second of /proc/<pid>/stat's times: 100 on every Linux we run on.
+const CLOCK_TICKS = 100;
+
+/** CPU time (user + system) a process has used so far, in seconds; undefined where /proc is not there. */
+export function cpuSecondsOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces), 1-based 14 and 15: utime, stime.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Samples a process's resident set every `intervalMs` until stopped; `stop()` answers the peak (MB). */
 export function sampleRss(pid: number, intervalMs = 100): { stop(): number | null } {
   let peak: number | null = null;

@@ -262,8 +262,6 @@ interface ServerFindings {
   /** Everything the server printed (LOG_LEVEL=warn). */
   logFile: string;
   hwmMb: number | null;
-  /** The machine users' credentials, which the bare engine is given too. */
-  clients: { opaque: MachineClient; jwt: MachineClient };
 }
 
 async function benchOurs(taskset: string | undefined, beforeLoad: () => void): Promise<ServerFindings> {
@@ -351,7 +349,8 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
   const afterSetup = memoryOf(server.pid)?.rssMb;
   rssAfterSetup = afterSetup === undefined ? null : Math.round(afterSetup * 10) / 10;
 
-  log(`our server, ${CONNECTIONS} connections:`);
+  const bare = RUN_BARE && SELECTED.some((name) => COMPARABLE.has(name)) ? await startBare(taskset, { opaque, jwt }) : undefined;
+  log(`${bare ? 'our server, then the bare engine, scenario by scenario' : 'our server'}, ${CONNECTIONS} connections:`);
   const pid = server.pid;
   const ccOpaque = clientCredentialsLoad(opaque);
   if (wants('client_credentials_opaque')) {
@@ -359,6 +358,7 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
       await preflight(base, ccOpaque, ccOpaque.body, (a) => (isJwt(a.body?.access_token) ? 'expected an opaque access token, got a JWT' : undefined));
       return measureHttp(base, pid, ccOpaque, settings);
     });
+    await bare?.run('client_credentials_opaque');
   }
   if (wants('client_credentials_jwt')) {
     const load = clientCredentialsLoad(jwt);
@@ -366,6 +366,7 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
       await preflight(base, load, load.body, (a) => (isJwt(a.body?.access_token) ? undefined : 'expected a JWT access token'));
       return measureHttp(base, pid, load, settings);
     });
+    await bare?.run('client_credentials_jwt');
   }
   if (wants('introspection')) {
     await scenario('ours', 'introspection', async () => {
@@ -374,7 +375,9 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
       await preflight(base, load, load.body);
       return measureHttp(base, pid, load, settings);
     });
+    await bare?.run('introspection');
   }
+  await bare?.stop();
   if (wants('jwt_profile')) {
     await scenario('ours', 'jwt_profile', async () => {
       const feeder = arrayFeeder(assertions);
@@ -459,12 +462,26 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
     .split('\n')
     .filter((line) => line.trim())
     .filter((line) => !/"msg":"(shutting down|listening;)/.test(line));
-  return { warnings, logFile, hwmMb: hwm === null ? null : Math.round(hwm * 10) / 10, clients: { opaque, jwt } };
+  return { warnings, logFile, hwmMb: hwm === null ? null : Math.round(hwm * 10) / 10 };
 }
 
 // ---- the bare engine
 
-async function benchBare(taskset: string | undefined, clients: { opaque: MachineClient; jwt: MachineClient }): Promise<void> {
+const COMPARABLE: ReadonlySet<ScenarioName> = new Set(['client_credentials_opaque', 'client_credentials_jwt', 'introspection']);
+
+interface BareEngine {
+  /** Runs the bare engine's side of a scenario both can run. */
+  run(name: ScenarioName): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the bare engine beside ours, with the same machine clients
+ * (client_id and secret). Each scenario both can run goes to ours and then
+ * at once to the bare engine, so that the two measurements of a ratio are
+ * seconds apart, not minutes: this machine's speed drifts.
+ */
+async function startBare(taskset: string | undefined, clients: { opaque: MachineClient; jwt: MachineClient }): Promise<BareEngine> {
   const port = await freePort();
   log(`starting the bare oidc-provider${taskset ? ` on core ${SERVER_CORE}` : ''}…`);
   const bare: Child = await spawnChild({
@@ -486,33 +503,37 @@ async function benchBare(taskset: string | undefined, clients: { opaque: Machine
   cleanups.push(() => bare.stop());
   const base = bare.url;
   const pid = bare.pid;
-  log(`bare oidc-provider, ${CONNECTIONS} connections:`);
   const ccOpaque = clientCredentialsLoad(clients.opaque);
-  if (wants('client_credentials_opaque')) {
-    await scenario('bare', 'client_credentials_opaque', async () => {
-      await preflight(base, ccOpaque, ccOpaque.body, (a) => (isJwt(a.body?.access_token) ? 'expected an opaque access token' : undefined));
-      return measureHttp(base, pid, ccOpaque, settings);
-    });
-  }
-  if (wants('client_credentials_jwt')) {
-    const load = clientCredentialsLoad(clients.jwt);
-    await scenario('bare', 'client_credentials_jwt', async () => {
-      await preflight(base, load, load.body, (a) => (isJwt(a.body?.access_token) ? undefined : 'expected a JWT access token'));
-      return measureHttp(base, pid, load, settings);
-    });
-  }
-  if (wants('introspection')) {
-    await scenario('bare', 'introspection', async () => {
-      const { access_token } = await token(base, ccOpaque.headers.authorization, { grant_type: 'client_credentials', scope: 'openid' });
-      const load = introspectionLoad(clients.opaque, access_token);
-      await preflight(base, load, load.body);
-      return measureHttp(base, pid, load, settings);
-    });
-  }
-  const output = bare.output();
-  await bare.stop();
-  const problems = output.split('\n').filter((line) => /server_error|Error/.test(line));
-  if (problems.length) details.push(`bare engine output: ${problems.slice(0, 5).join(' | ')}`);
+  const runs: Record<string, () => Promise<void>> = {
+    client_credentials_opaque: () =>
+      scenario('bare', 'client_credentials_opaque', async () => {
+        await preflight(base, ccOpaque, ccOpaque.body, (a) => (isJwt(a.body?.access_token) ? 'expected an opaque access token' : undefined));
+        return measureHttp(base, pid, ccOpaque, settings);
+      }),
+    client_credentials_jwt: () => {
+      const load = clientCredentialsLoad(clients.jwt);
+      return scenario('bare', 'client_credentials_jwt', async () => {
+        await preflight(base, load, load.body, (a) => (isJwt(a.body?.access_token) ? undefined : 'expected a JWT access token'));
+        return measureHttp(base, pid, load, settings);
+      });
+    },
+    introspection: () =>
+      scenario('bare', 'introspection', async () => {
+        const { access_token } = await token(base, ccOpaque.headers.authorization, { grant_type: 'client_credentials', scope: 'openid' });
+        const load = introspectionLoad(clients.opaque, access_token);
+        await preflight(base, load, load.body);
+        return measureHttp(base, pid, load, settings);
+      }),
+  };
+  return {
+    run: (name) => runs[name]?.() ?? Promise.resolve(),
+    async stop() {
+      const output = bare.output();
+      await bare.stop();
+      const problems = output.split('\n').filter((line) => /server_error|Error/.test(line));
+      if (problems.length) details.push(`bare engine output: ${problems.slice(0, 5).join(' | ')}`);
+    },
+  };
 }
 
 // ---- report
@@ -581,13 +602,6 @@ async function main(): Promise<void> {
   const findings = await benchOurs(pin.taskset, pinLoadGenerator);
   await cleanUp();
   cleaning = undefined;
-
-  if (RUN_BARE && SELECTED.some((n) => ['client_credentials_opaque', 'client_credentials_jwt', 'introspection'].includes(n))) {
-    // The same machine clients (client_id and secret) as ours.
-    await benchBare(pin.taskset, findings.clients);
-    await cleanUp();
-    cleaning = undefined;
-  }
 
   const scenarios: Record<string, ScenarioResult> = {};
   for (const name of SELECTED) {

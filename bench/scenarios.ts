@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { runCodeFlow, type CodeFlowClient, type CodeFlowUser, type TokenSet } from './code-flow.ts';
-import { sampleRss } from './processes.ts';
+import { cpuSecondsOf, sampleRss } from './processes.ts';
 
 // The load of each scenario and how it is measured. HTTP scenarios run
 // autocannon in this process against one server; the code flow runs a few
@@ -180,7 +180,11 @@ async function withRss<T extends { peak_rss_mb: number | null }>(serverPid: numb
 export function measureHttp(url: string, serverPid: number, load: HttpLoad, settings: RunSettings): Promise<ScenarioReport> {
   return withRss(serverPid, async () => {
     if (settings.warmupSeconds > 0) await autocannonPass(url, load, settings.warmupSeconds, settings.connections);
+    const cpuBefore = cpuSecondsOf(serverPid);
     const pass = await autocannonPass(url, load, settings.durationSeconds, settings.connections);
+    const cpuAfter = cpuSecondsOf(serverPid);
+    // Less sensitive to a drifting machine than requests/s: what each answer cost the server.
+    const cpu = cpuBefore !== undefined && cpuAfter !== undefined && pass.ok > 0 ? `; server CPU ${Math.round(((cpuAfter - cpuBefore) * 1e6) / pass.ok)} µs/request` : '';
     const statuses = Object.entries(pass.statusCodes).map(([code, count]) => `${code}×${count}`).join(' ');
     return {
       rps: pass.seconds > 0 ? round(pass.ok / pass.seconds, 1) : 0,
@@ -188,7 +192,7 @@ export function measureHttp(url: string, serverPid: number, load: HttpLoad, sett
       p99_ms: pass.p99,
       errors: pass.errors,
       peak_rss_mb: null,
-      detail: `${pass.ok} ok in ${pass.seconds.toFixed(2)} s; ${statuses || 'no answers'}${pass.ranDry ? '; ran out of fresh bodies before the duration ended' : ''}`,
+      detail: `${pass.ok} ok in ${pass.seconds.toFixed(2)} s; ${statuses || 'no answers'}${cpu}${pass.ranDry ? '; ran out of fresh bodies before the duration ended' : ''}`,
     };
   });
 }
