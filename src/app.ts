@@ -3,6 +3,7 @@ import Koa from 'koa';
 import type Router from '@koa/router';
 import type { Logger } from './logger.ts';
 import type { EngineHolder } from './engine/engine-holder.ts';
+import { DISCOVERY_PATH } from './engine/routes.ts';
 import { requestContext, requestIdOf } from './http/request-context.ts';
 import { errorBoundary } from './http/error-boundary.ts';
 import { recordMatchedRoute, requestMetrics, type Metrics } from './http/metrics.ts';
@@ -30,7 +31,7 @@ export interface AppParts {
 const NOT_SERVED = new Set(['/.well-known/oauth-authorization-server']);
 
 /** Paths only the engine serves (SPEC 2); our routers own /admin, /management, /v2, /ui and the health paths. */
-const ENGINE_PREFIXES = ['/oauth/', '/oidc/', '/.well-known/openid-configuration'];
+const ENGINE_PREFIXES = ['/oauth/', '/oidc/', DISCOVERY_PATH];
 
 /**
  * The engine builds every URL it publishes from the request's host and
@@ -89,7 +90,7 @@ function ourRoutes(log: Logger, trustProxy: boolean, engine: EngineHolder, route
   app.use(async (ctx, next) => {
     if (!NOT_SERVED.has(ctx.path)) return next();
     ctx.status = 404;
-    ctx.body = { error: 'not_found', error_description: 'this service publishes OpenID Connect discovery at /.well-known/openid-configuration' };
+    ctx.body = { error: 'not_found', error_description: `this service publishes OpenID Connect discovery at ${DISCOVERY_PATH}` };
   });
   for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
   // Anything no router claims is the engine's to answer (and to 404).

@@ -9,5 +9,8 @@ export const ROUTES = {
   end_session: '/oidc/v1/end_session',
 } as const;
 
+/** OpenID Connect discovery, which the engine serves at its well-known path. */
+export const DISCOVERY_PATH = '/.well-known/openid-configuration';
+
 /** Where the engine sends the browser for a login page (interactions/). */
 export const INTERACTION_PATH = '/ui/login';

@@ -1,10 +1,8 @@
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import { ROUTES } from './routes.ts';
+import { DISCOVERY_PATH, ROUTES } from './routes.ts';
 
 export type EngineRule = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>;
 export type Endpoint = keyof typeof ROUTES | 'discovery';
-
-const DISCOVERY_PATH = '/.well-known/openid-configuration';
 
 // Endpoints whose sub-paths belong to them: the engine resumes an
 // authorization at /authorize/:uid and confirms a logout at /end_session/confirm.

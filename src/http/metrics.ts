@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { INTERACTION_PATH, ROUTES } from '../engine/routes.ts';
+import { DISCOVERY_PATH, INTERACTION_PATH, ROUTES } from '../engine/routes.ts';
 import { pathOf } from './request-context.ts';
 
 /** The service's Prometheus metrics (SPEC 4), in one registry per process. */
@@ -13,7 +13,7 @@ export interface Metrics {
   storageErrors: Counter<'store'>;
 }
 
-const KNOWN_PATHS = new Set<string>([...Object.values(ROUTES), '/.well-known/openid-configuration', '/healthz', '/readyz', '/metrics']);
+const KNOWN_PATHS = new Set<string>([...Object.values(ROUTES), DISCOVERY_PATH, '/healthz', '/readyz', '/metrics']);
 
 /**
  * A route label of bounded cardinality: the fixed endpoints by path, the
