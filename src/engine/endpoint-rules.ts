@@ -158,10 +158,10 @@ export function endpointRules(jwt: JwtAccessTokens): EngineRule {
     const route = ctx.method === 'POST' ? routes.get(ctx.path) : undefined;
     if (!route || !ctx.is('application/x-www-form-urlencoded')) return next();
     try {
-      const params = querystring.parse(await readForm(ctx));
-      if (Object.entries(params).some(([key, value]) => `${key}${[value].flat().join('')}`.includes('\u0000'))) {
-        throw new OAuthError(400, 'invalid_request', 'parameters must not contain NUL characters');
-      }
+      const raw = await readForm(ctx);
+      // A form field decodes to NUL only from a literal NUL or from %00.
+      if (raw.includes('\u0000') || raw.includes('%00')) throw new OAuthError(400, 'invalid_request', 'parameters must not contain NUL characters');
+      const params = querystring.parse(raw);
       const method = presentedMethod(ctx, params);
       checkMethods(route, params, method, method === 'client_secret_basic');
       if (route === 'token' && params.grant_type === 'client_credentials') checkClientCredentialsScope(params);
@@ -170,7 +170,10 @@ export function endpointRules(jwt: JwtAccessTokens): EngineRule {
         defaultTokenHint(params);
         await resolveJwtToken(params, jwt);
       }
-      (ctx.req as { body?: string }).body = querystring.stringify(params);
+      // Only the JWT profile (client_id from iss) and introspection/revocation
+      // (hint, resolved JWT) change the parameters; otherwise the body goes on as sent.
+      const rewritten = route !== 'token' || params.grant_type === JWT_BEARER_GRANT;
+      (ctx.req as { body?: string }).body = rewritten ? querystring.stringify(params) : raw;
     } catch (err) {
       if (!(err instanceof OAuthError)) throw err;
       ctx.status = err.status;
