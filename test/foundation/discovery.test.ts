@@ -233,6 +233,19 @@ describe('discovery, keys and operational endpoints', () => {
     }
   });
 
+  it('answers a NUL in a form field, percent-encoded or as a raw byte, with 400 invalid_request', async () => {
+    const bodies = ['grant_type=client_credentials&scope=openid%00', 'token=abc%00def', new Uint8Array([...Buffer.from('token=abc'), 0, ...Buffer.from('def')])];
+    for (const path of ['/oauth/v2/token', '/oauth/v2/introspect', '/oauth/v2/revoke']) {
+      for (const body of bodies) {
+        const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+        const json = (await res.json()) as Json;
+        assert.equal(res.status, 400, `${path} ${String(body)}`);
+        assert.equal(json.error, 'invalid_request');
+        assert.match(String(json.error_description), /NUL/);
+      }
+    }
+  });
+
   it('answers a form body far over the limit with 400 and closes the connection instead of reading it all', async () => {
     for (const path of ['/oauth/v2/token', '/oauth/v2/introspect', '/oauth/v2/revoke']) {
       const { status, connection, body } = await new Promise<{ status: number; connection?: string; body: string }>((resolve, reject) => {
