@@ -1,11 +1,15 @@
+import type { Adapter } from 'oidc-provider';
 import type { Redis } from 'ioredis';
 import type { Database } from '../src/storage/database.ts';
 import { PostgresAdapter } from './postgres.ts';
 import { RedisAdapter } from './redis.ts';
 import { ClientAdapter, type ClientDirectory } from './clients.ts';
+import { countStorageErrors, type Store } from './instrumented.ts';
+import { GRANT_KEYED_MODELS, GrantKeyedAdapter } from './single-token-grants.ts';
 
 export { PostgresAdapter, deleteExpiredEngineRecords } from './postgres.ts';
 export { RedisAdapter } from './redis.ts';
+export { singleTokenGrantId } from './single-token-grants.ts';
 
 /**
  * Records that live minutes to hours, are written and read on every login or
@@ -31,30 +35,35 @@ export interface AdapterStores {
   redis?: Redis;
   /** Our OIDC apps, served as the engine's `Client` model. */
   clients?: ClientDirectory;
+  /** Told of every failed storage call, by store (for /metrics). */
+  onStorageError?: (store: Store) => void;
 }
 
 /**
  * The engine's `adapter` setting. Everything else (Grant, RefreshToken,
  * Client, RegistrationAccessToken, …) is durable — a user's consent, a
  * months-long refresh token — and stays in PostgreSQL, where it is backed
- * up, queryable for audit and survives a Redis flush. Without Redis,
- * PostgreSQL holds the short-lived records too and the sweeper expires them.
+ * up, queryable for audit and survives a Redis flush. The exception is a
+ * grant made for a single access token, which goes to Redis with its token
+ * (single-token-grants.ts). Without Redis, PostgreSQL holds the short-lived
+ * records too and the sweeper expires them.
  *
  * One adapter per model name is kept: they hold no state beyond the store
  * handle, and the engine may ask again whenever it is rebuilt.
  */
-type EngineAdapter = PostgresAdapter | RedisAdapter | ClientAdapter;
-
-export function createAdapterFactory(stores: AdapterStores): (model: string) => EngineAdapter {
-  const adapters = new Map<string, EngineAdapter>();
+export function createAdapterFactory(stores: AdapterStores): (model: string) => Adapter {
+  const { db, redis, clients, onStorageError } = stores;
+  const counted = (adapter: Adapter, store: Store): Adapter => (onStorageError ? countStorageErrors(adapter, store, onStorageError) : adapter);
+  const inPostgres = (model: string) => counted(new PostgresAdapter(model, db), 'postgres');
+  const adapters = new Map<string, Adapter>();
   return (model) => {
     let adapter = adapters.get(model);
     if (!adapter) {
-      adapter = model === 'Client' && stores.clients
-        ? new ClientAdapter(stores.clients)
-        : stores.redis && SHORT_LIVED_MODELS.has(model)
-          ? new RedisAdapter(model, stores.redis)
-          : new PostgresAdapter(model, stores.db);
+      if (model === 'Client' && clients) adapter = counted(new ClientAdapter(clients), 'postgres');
+      else if (!redis) adapter = inPostgres(model);
+      else if (SHORT_LIVED_MODELS.has(model)) adapter = counted(new RedisAdapter(model, redis), 'redis');
+      else if (GRANT_KEYED_MODELS.has(model)) adapter = new GrantKeyedAdapter(inPostgres(model), counted(new RedisAdapter(model, redis), 'redis'));
+      else adapter = inPostgres(model);
       adapters.set(model, adapter);
     }
     return adapter;

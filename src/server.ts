@@ -20,7 +20,6 @@ import { ENGINE_GRANT_TYPES } from './engine/configuration.ts';
 import { EngineHolder } from './engine/engine-holder.ts';
 import { healthRoutes, type Dependency } from './http/health.ts';
 import { createMetrics, metricsRoutes } from './http/metrics.ts';
-import { countStorageErrors } from '../adapters/instrumented.ts';
 import { localInvalidation, redisInvalidation } from './storage/invalidation.ts';
 import { UserCache } from './storage/user-cache.ts';
 import { FeatureCache } from './storage/feature-cache.ts';
@@ -92,11 +91,11 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const lookupUser = (id: string) => users.get(id);
     const features = new FeatureCache(db);
     invalidation.on('features', () => features.clear());
-    const adapter = countStorageErrors(createAdapterFactory({ db, redis, clients }), Boolean(redis), (store) => metrics.storageErrors.inc({ store }));
+    const adapter = createAdapterFactory({ db, redis, clients, onStorageError: (store) => metrics.storageErrors.inc({ store }) });
     const engineDeps = {
       config,
       db,
-      exchanges: exchangeOutcomes(adapter('TokenExchangeOutcome'), config.refreshTokenAbsoluteLifetime),
+      exchanges: exchangeOutcomes(adapter('TokenExchangeOutcome')),
       cookieKeys: [deriveKey(master.key, 'cookie signing')],
       secretKey,
       adapter,

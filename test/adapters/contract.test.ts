@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { Redis } from 'ioredis';
-import { createAdapterFactory } from '../../adapters/index.ts';
+import { createAdapterFactory, singleTokenGrantId } from '../../adapters/index.ts';
 import { PostgresAdapter, deleteExpiredEngineRecords } from '../../adapters/postgres.ts';
 import { RedisAdapter } from '../../adapters/redis.ts';
 import type { Queryable } from '../../src/storage/database.ts';
@@ -267,6 +267,24 @@ describe('createAdapterFactory', () => {
       }
     });
 
+    it('stores a single-token grant and what is kept under its id in Redis, any other grant in PostgreSQL', async () => {
+      const single = singleTokenGrantId();
+      const durable = newId();
+      for (const model of ['Grant', 'TokenExchangeOutcome']) {
+        await Promise.all([single, durable].map((id) => adapterFor(model).upsert(id, record(model, id), TTL)));
+        assert.ok(await keyExists(store.redis, model, single), `single-token ${model} is in Redis`);
+        assert.equal(await rowExists(database.db, model, single), false, `single-token ${model} is not in PostgreSQL`);
+        assert.ok(await rowExists(database.db, model, durable), `durable ${model} is in PostgreSQL`);
+        assert.equal(await keyExists(store.redis, model, durable), false, `durable ${model} is not in Redis`);
+        for (const id of [single, durable]) assert.equal((await adapterFor(model).find(id))?.jti, id);
+
+        await Promise.all([single, durable].map((id) => adapterFor(model).destroy(id)));
+        assert.equal(await keyExists(store.redis, model, single), false);
+        assert.equal(await rowExists(database.db, model, durable), false);
+      }
+      assert.equal(await adapterFor('Grant').find(singleTokenGrantId()), undefined, 'an unknown single-token id');
+    });
+
     it("revokes a grant's records in both stores", async () => {
       const grantId = newId();
       const [accessToken, code, refreshToken] = [newId(), newId(), newId()];
@@ -287,6 +305,14 @@ describe('createAdapterFactory', () => {
   });
 
   describe('without Redis', () => {
+    it('stores a single-token grant in PostgreSQL', async () => {
+      const adapterFor = createAdapterFactory({ db: database.db });
+      const id = singleTokenGrantId();
+      await adapterFor('Grant').upsert(id, record('Grant', id), TTL);
+      assert.ok(await rowExists(database.db, 'Grant', id));
+      assert.equal((await adapterFor('Grant').find(id))?.jti, id);
+    });
+
     it('stores AccessToken in PostgreSQL', async () => {
       const adapterFor = createAdapterFactory({ db: database.db });
       const id = newId();

@@ -284,3 +284,26 @@ export async function eventually(check: () => Promise<boolean>, ms = 5000, every
     await sleep(every);
   }
 }
+
+export interface StoredGrant {
+  id: string;
+  inRedis: boolean;
+  inPostgres: boolean;
+  /** Seconds until the stored grant expires, as its store counts them. */
+  ttl: number;
+}
+
+/** Where the grant of an opaque access token (still active) is stored, read from the stores themselves. */
+export async function storedGrantOf(server: InProcessServer, accessToken: string): Promise<StoredGrant> {
+  const { engine, db, redis } = server.running;
+  const token = await engine.provider.AccessToken.find(accessToken);
+  assert.ok(token?.grantId, 'an active opaque access token with a grant');
+  const id = token.grantId;
+  const redisTtl = redis ? await redis.ttl(`Grant:${id}`) : -2;
+  const { rows } = await db.query<{ ttl: number }>(
+    "SELECT extract(epoch FROM expires_at - now())::float8 AS ttl FROM engine_records WHERE model = 'Grant' AND id = $1",
+    [id],
+  );
+  const inRedis = redisTtl !== -2;
+  return { id, inRedis, inPostgres: rows.length === 1, ttl: inRedis ? redisTtl : (rows[0]?.ttl ?? 0) };
+}

@@ -14,12 +14,14 @@ import {
   refused,
   signJwt,
   startTokenWorld,
+  storedGrantOf,
   strangerKey,
   unsecuredJwt,
   type KeyFile,
   type MachineUser,
   type TokenWorld,
 } from '../support/tokens.ts';
+import { REDIS_URL } from '../support/stores.ts';
 
 // Machine users at the token endpoint (SEED 4.2, SPEC 2.3): client
 // credentials with the machine user's secret, and the JWT profile grant
@@ -208,6 +210,15 @@ describe('JWT profile grant (urn:ietf:params:oauth:grant-type:jwt-bearer)', () =
     const { payload } = await jwtVerify(tokens.access_token, world.clients.jwks, { issuer: world.issuer, typ: 'at+jwt' });
     assert.equal(payload.sub, jwtMachine.userId);
     assert.equal((await userinfo(tokens.access_token)).status, 200);
+  });
+
+  test('the grant of a JWT profile token expires with the token and is stored beside it (Redis when set)', async () => {
+    const tokens = await jwtProfile({ assertion: await jwtProfileAssertion(keyedKey, world.issuer), scope: 'openid' }, keyed.userId);
+    const grant = await storedGrantOf(world.server, tokens.access_token);
+    assert.ok(grant.ttl > tokens.expires_in! - 5 && grant.ttl <= tokens.expires_in! + 1, `grant lives ${grant.ttl} s, the token ${tokens.expires_in} s`);
+    assert.equal(grant.inRedis, Boolean(REDIS_URL));
+    assert.equal(grant.inPostgres, !REDIS_URL);
+    assert.equal((await userinfo(tokens.access_token)).status, 200, 'userinfo finds the grant');
   });
 
   test('aud may also be the token endpoint URL', async () => {

@@ -14,6 +14,8 @@ import {
   type Machine,
   type MachineTokens,
 } from '../support/exchange.ts';
+import { storedGrantOf } from '../support/tokens.ts';
+import { REDIS_URL } from '../support/stores.ts';
 
 // SEED 4.2 / SPEC 2.3: token exchange (RFC 8693) behind the oidcTokenExchange
 // feature flag — every row of the token type table, the response fields,
@@ -420,6 +422,44 @@ describe('the exchange response (SEED 2.1, 4.2)', () => {
     assert.ok(refreshed.refresh_token, 'refresh tokens rotate');
     const again = await client.refreshTokenGrant(world.configOf(app), refreshed.refresh_token, { scope: 'openid' });
     await assertActiveFor(app, again.access_token, alice, iamImpersonator.userId);
+  });
+});
+
+describe('where the grant of an exchanged token is kept', () => {
+  before(() => world.setTokenExchange(true));
+
+  /** Grant records in PostgreSQL and Redis of this server. */
+  async function grantRecords(): Promise<number> {
+    const { db, redis } = world.server.running;
+    const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM engine_records WHERE model = 'Grant'");
+    const keys = redis ? await redis.keys(`${world.server.config.redisPrefix}Grant:*`) : [];
+    return rows[0]!.n + keys.length;
+  }
+
+  test('without refresh token: the grant expires with the access token and is stored beside it (Redis when set), and act still reaches introspection', async () => {
+    const body = await impersonated(app, alice, { scope: 'openid profile' });
+    assert.equal(body.refresh_token, undefined);
+    const grant = await storedGrantOf(world.server, body.access_token);
+    assert.ok(grant.ttl > body.expires_in - 5 && grant.ttl <= body.expires_in + 1, `grant lives ${grant.ttl} s, the token ${body.expires_in} s`);
+    assert.equal(grant.inRedis, Boolean(REDIS_URL));
+    assert.equal(grant.inPostgres, !REDIS_URL);
+    await assertActiveFor(app, body.access_token, alice, iamImpersonator.userId);
+  });
+
+  test('with a refresh token: the grant is durable (PostgreSQL) and lives as long as a refresh token may', async () => {
+    const body = await impersonated(app, alice, { scope: 'openid profile offline_access' });
+    assert.ok(body.refresh_token);
+    const grant = await storedGrantOf(world.server, body.access_token);
+    assert.deepEqual([grant.inPostgres, grant.inRedis], [true, false]);
+    const absolute = world.server.config.refreshTokenAbsoluteLifetime;
+    assert.ok(grant.ttl > absolute - 60 && grant.ttl <= absolute + 1, `grant lives ${grant.ttl} s, refresh tokens at most ${absolute} s`);
+  });
+
+  test('requested id_token: no grant is stored, as no token names one', async () => {
+    const subject = (await tokensOf(plain)).access_token;
+    const before = await grantRecords();
+    expectTokens(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, requested_token_type: TYPE.idToken }));
+    assert.equal(await grantRecords(), before);
   });
 });
 

@@ -2,6 +2,7 @@ import type Provider from 'oidc-provider';
 import { errors, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
 import { KNOWN_SCOPES } from '../claims.ts';
 import { MACHINE_KEY_CLAIM } from '../key-bound-tokens.ts';
+import { singleTokenGrantId } from '../../../adapters/index.ts';
 
 export interface TokenResponse {
   access_token: string;
@@ -33,18 +34,56 @@ export interface IssueOptions {
   machineKeyId?: string;
 }
 
+export interface SavedGrant {
+  id: string;
+  /** Seconds the grant lives: records kept under its id live as long. */
+  lifetime: number;
+}
+
+type AccessToken = InstanceType<Provider['AccessToken']>;
+
 /**
- * An access token for `accountId`, stored with a Grant (userinfo and
- * introspection check it), and the account's ID token when asked for.
+ * A new access token (not yet saved) and the saved grant it hangs on, which
+ * userinfo and introspection check. A grant that a refresh token will extend
+ * (`refreshable`) keeps the engine's Grant lifetime. Any other grant serves
+ * this one token: it gets the token's lifetime and a single-token id, so it
+ * is stored beside the token and expires with it.
+ */
+export async function tokenOnNewGrant(
+  provider: Provider,
+  options: { accountId: string; client: NonNullable<KoaContextWithOIDC['oidc']['client']>; gty: string; scope: string; refreshable: boolean },
+): Promise<{ token: AccessToken; grant: SavedGrant }> {
+  const { accountId, client, gty, scope } = options;
+  const newToken = (grantId: string) => new provider.AccessToken({ accountId, client, grantId, gty, scope });
+  if (options.refreshable) {
+    const grant = await saveGrant(provider, { accountId, clientId: client.clientId, scope });
+    return { token: newToken(grant.id), grant };
+  }
+  const token = newToken(singleTokenGrantId());
+  const grant = await saveGrant(provider, { accountId, clientId: client.clientId, scope, jti: token.grantId, expiresIn: token.expiration });
+  return { token, grant };
+}
+
+async function saveGrant(
+  provider: Provider,
+  fields: { accountId: string; clientId: string; scope: string; jti?: string; expiresIn?: number },
+): Promise<SavedGrant> {
+  const { scope, ...payload } = fields;
+  const grant = new provider.Grant(payload as ConstructorParameters<typeof provider.Grant>[0]);
+  grant.addOIDCScope(scope);
+  const id = await grant.save();
+  return { id, lifetime: (grant as unknown as { expiration: number }).expiration };
+}
+
+/**
+ * An access token for `accountId`, on a grant of its own that ends with it,
+ * and the account's ID token when asked for.
  */
 export async function issueAccessToken(ctx: KoaContextWithOIDC, options: IssueOptions): Promise<TokenResponse> {
   const provider = ctx.oidc.provider as Provider;
   const client = ctx.oidc.client!;
   const scope = options.scope.join(' ');
-  const grant = new provider.Grant({ accountId: options.accountId, clientId: client.clientId });
-  grant.addOIDCScope(scope);
-  const grantId = await grant.save();
-  const token = new provider.AccessToken({ accountId: options.accountId, client, grantId, gty: options.gty, scope });
+  const { token } = await tokenOnNewGrant(provider, { accountId: options.accountId, client, gty: options.gty, scope, refreshable: false });
   if (options.machineKeyId) (token as unknown as Record<string, string>)[MACHINE_KEY_CLAIM] = options.machineKeyId;
   ctx.oidc.entity('AccessToken', token);
   const accessToken = await token.save();

@@ -7,6 +7,7 @@ import { membershipsOf } from '../../storage/memberships.ts';
 import type { FeatureName } from '../../storage/features.ts';
 import { KNOWN_SCOPES } from '../claims.ts';
 import type { ExchangeOutcomes } from './token-extras.ts';
+import { tokenOnNewGrant } from './issue.ts';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const TOKEN_EXCHANGE_PARAMETERS = ['subject_token', 'subject_token_type', 'actor_token', 'actor_token_type', 'requested_token_type', 'audience', 'scope', 'resource'];
@@ -192,11 +193,6 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
     const act = actor && actor.userId !== subject.userId ? { sub: actor.userId } : undefined;
 
     const client = ctx.oidc.client!;
-    const grant = new provider.Grant({ accountId: subject.userId, clientId: client.clientId });
-    grant.addOIDCScope(scope);
-    const grantId = await grant.save();
-    if (act || requestedAudience.length) await deps.exchanges.remember(grantId, { ...(act ? { act } : {}), ...(requestedAudience.length ? { aud: [...new Set(requestedAudience)] } : {}) });
-
     const idToken = async (accessToken?: string) => {
       const account = await deps.findAccount(ctx, subject.userId);
       if (!account) throw invalidGrant('the subject is not an active user');
@@ -207,19 +203,24 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
       return token.issue({ use: 'idtoken' });
     };
 
+    // An ID token is all the answer: it carries `act` itself, and no grant
+    // is stored that no token names.
     if (requestedType === TYPE.idToken) {
       ctx.body = { access_token: await idToken(), issued_token_type: TYPE.idToken, token_type: 'N_A', expires_in: deps.idTokenLifetime, scope };
       return;
     }
 
-    const token = new provider.AccessToken({ accountId: subject.userId, client, grantId, gty: TOKEN_EXCHANGE_GRANT, scope });
+    const refreshes = scopes.includes('offline_access') && client.grantTypeAllowed('refresh_token');
+    const { token, grant } = await tokenOnNewGrant(provider, { accountId: subject.userId, client, gty: TOKEN_EXCHANGE_GRANT, scope, refreshable: refreshes });
+    if (act || requestedAudience.length) await deps.exchanges.remember(grant.id, { ...(act ? { act } : {}), ...(requestedAudience.length ? { aud: [...new Set(requestedAudience)] } : {}) }, grant.lifetime);
+
     // SEED 4.2: access_token is returned opaque, jwt as a JWT, whatever the app's default.
     (token as unknown as { format_override: string }).format_override = requestedType === TYPE.jwt ? 'jwt' : 'opaque';
     ctx.oidc.entity('AccessToken', token);
     const accessToken = await token.save();
     const body: Record<string, unknown> = { access_token: accessToken, issued_token_type: requestedType, token_type: 'Bearer', expires_in: token.expiration, scope };
-    if (scopes.includes('offline_access') && client.grantTypeAllowed('refresh_token')) {
-      const refresh = new provider.RefreshToken({ accountId: subject.userId, client, grantId, gty: TOKEN_EXCHANGE_GRANT, scope, rotations: 0 });
+    if (refreshes) {
+      const refresh = new provider.RefreshToken({ accountId: subject.userId, client, grantId: grant.id, gty: TOKEN_EXCHANGE_GRANT, scope, rotations: 0 });
       body.refresh_token = await refresh.save();
     }
     if (scopes.includes('openid')) body.id_token = await idToken(accessToken);

@@ -10,18 +10,18 @@ export interface ExchangeOutcome {
 }
 
 /**
- * Kept per grant, so tokens refreshed from an exchanged grant keep their
- * actor and audience (the engine's refresh tokens have no place for them).
- * Stored in the engine's durable store.
+ * Kept per grant, as long as the grant, so tokens refreshed from an
+ * exchanged grant keep their actor and audience (the engine's refresh tokens
+ * have no place for them). Stored where the grant is (single-token-grants.ts).
  */
 export interface ExchangeOutcomes {
-  remember(grantId: string, outcome: ExchangeOutcome): Promise<void>;
+  remember(grantId: string, outcome: ExchangeOutcome, lifetime: number): Promise<void>;
   outcomeOf(grantId: string): Promise<ExchangeOutcome | undefined>;
 }
 
-export function exchangeOutcomes(adapter: Adapter, lifetime: number): ExchangeOutcomes {
+export function exchangeOutcomes(adapter: Adapter): ExchangeOutcomes {
   return {
-    async remember(grantId, outcome) {
+    async remember(grantId, outcome, lifetime) {
       await adapter.upsert(grantId, outcome as never, lifetime);
     },
     async outcomeOf(grantId) {
