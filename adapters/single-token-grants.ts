@@ -8,7 +8,7 @@ import type { Adapter, AdapterPayload } from 'oidc-provider';
  * ids, so no grant the engine makes carries it, and the store can tell
  * where such a grant lives from its id alone.
  */
-export const SINGLE_TOKEN_GRANT_PREFIX = 'at.';
+const SINGLE_TOKEN_GRANT_PREFIX = 'at.';
 
 /** Models whose records are keyed by a grant id: they follow the grant. */
 export const GRANT_KEYED_MODELS: ReadonlySet<string> = new Set(['Grant', 'TokenExchangeOutcome']);
@@ -17,7 +17,7 @@ export function singleTokenGrantId(): string {
   return `${SINGLE_TOKEN_GRANT_PREFIX}${randomBytes(32).toString('base64url')}`;
 }
 
-export function isSingleTokenGrantId(id: string): boolean {
+function isSingleTokenGrantId(id: string): boolean {
   return id.startsWith(SINGLE_TOKEN_GRANT_PREFIX);
 }
 

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { deleteRedisPrefix, dropSchema, freePort, randomMasterKey } from '../test/support/server.ts';
+import { readResponse, type ApiResponse } from '../test/support/api.ts';
 import { signAssertions, type MachineKeyFile } from './assertions.ts';
 import { basicAuth, runCodeFlow, type CodeFlowClient, type CodeFlowUser } from './code-flow.ts';
 import { BENCH_CORE, NODE, ROOT, SERVER_CORE, killChildrenNow, memoryOf, pinSelf, pinning, spawnChild, tempDir, type Child } from './processes.ts';
@@ -114,23 +115,9 @@ function log(message: string): void {
 
 // ---- HTTP helpers
 
-interface Json {
-  status: number;
-  body: any;
-  text: string;
-}
-
-async function call(url: string, init: RequestInit = {}): Promise<Json> {
+async function call(url: string, init: RequestInit = {}): Promise<ApiResponse> {
   if (!isLoopback(hostOf(url))) throw new Error(`refusing a non-loopback target: ${url}`);
-  const response = await fetch(url, { redirect: 'manual', ...init, signal: AbortSignal.timeout(30_000) });
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: response.status, body, text };
+  return readResponse(await fetch(url, { redirect: 'manual', ...init, signal: AbortSignal.timeout(30_000) }));
 }
 
 function adminApi(base: string, pat: string) {
@@ -186,7 +173,7 @@ function introspectionLoad(client: MachineClient, accessToken: string): HttpLoad
 const isJwt = (value: unknown) => typeof value === 'string' && /^[\w-]+\.[\w-]+\.[\w-]+$/.test(value);
 
 /** One request of the load by hand, before the run: fails the scenario early with a readable reason. */
-async function preflight(base: string, load: HttpLoad, body: string | undefined, check?: (answer: Json) => string | undefined): Promise<Json> {
+async function preflight(base: string, load: HttpLoad, body: string | undefined, check?: (answer: ApiResponse) => string | undefined): Promise<ApiResponse> {
   const answer = await call(`${base}${load.path}`, { method: load.method, headers: load.headers, body });
   if (answer.status < 200 || answer.status > 299) throw new Error(`preflight ${load.method} ${load.path} answered ${answer.status}: ${answer.text.slice(0, 400)}`);
   if (load.verify && !load.verify(answer.text)) throw new Error(`preflight ${load.method} ${load.path}: unexpected body ${answer.text.slice(0, 400)}`);

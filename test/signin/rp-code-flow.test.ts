@@ -3,7 +3,7 @@ import { after, before, describe, test, type TestContext } from 'node:test';
 import * as client from 'openid-client';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import type { Browser, Page } from 'playwright-core';
-import { landedOn, launchBrowser, screenshot, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser, needsChromium, confidentialAppFor } from '../support/browser.ts';
+import { codeLogin, landedOn, launchBrowser, screenshot, signIn, startRelyingParty, startSignInWorld, type CodeLogin, type RelyingParty, type SignInWorld, type TestUser, needsChromium, confidentialAppFor } from '../support/browser.ts';
 
 // The whole file drives Chromium: skipped, with its reason, where it is not installed.
 describe('in Chromium', { skip: needsChromium }, () => {
@@ -96,30 +96,9 @@ async function freshPage(t: TestContext): Promise<{ page: Page; visited: string[
   return { page: await context.newPage(), visited };
 }
 
-interface CodeLogin {
-  tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
-  landed: URL;
-}
-
-/** Signs `user` in through the browser with PKCE, state and nonce, and redeems the code. */
-async function codeLogin(page: Page, config: client.Configuration, scope: string, extra: Record<string, string> = {}): Promise<CodeLogin> {
-  const pkceCodeVerifier = client.randomPKCECodeVerifier();
-  const expectedState = client.randomState();
-  const expectedNonce = client.randomNonce();
-  const url = client.buildAuthorizationUrl(config, {
-    redirect_uri: rp.callback,
-    scope,
-    code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
-    code_challenge_method: 'S256',
-    state: expectedState,
-    nonce: expectedNonce,
-    ...extra,
-  });
-  await page.goto(url.href);
-  await signIn(page, user);
-  const landed = await landedOn(page, rp.callback);
-  const tokens = await client.authorizationCodeGrant(config, landed, { pkceCodeVerifier, expectedState, expectedNonce });
-  return { tokens, landed };
+/** Signs the test user in through the browser and redeems the code. */
+function userLogin(page: Page, config: client.Configuration, scope: string, extra: Record<string, string> = {}): Promise<CodeLogin> {
+  return codeLogin(page, config, rp, user, scope, extra);
 }
 
 /** Opens an authorization request and returns what the relying party received (query and fragment). */
@@ -212,7 +191,7 @@ describe('a confidential web app signs a user in with openid-client (authorizati
 
   test('userinfo with only openid returns sub and the three resource owner claims, nothing else', async (t) => {
     const { page } = await freshPage(t);
-    const { tokens } = await codeLogin(page, webConfig, 'openid');
+    const { tokens } = await userLogin(page, webConfig, 'openid');
     const info = await client.fetchUserInfo(webConfig, tokens.access_token, user.userId);
     assert.deepEqual(sorted(Object.keys(info)), sorted(['sub', ...RESOURCE_OWNER]));
     assert.equal(info['urn:service:iam:user:resourceowner:id'], world.orgId);
@@ -222,7 +201,7 @@ describe('a confidential web app signs a user in with openid-client (authorizati
 
   test('userinfo with openid profile email phone returns exactly the claims of those scopes', async (t) => {
     const { page } = await freshPage(t);
-    const { tokens } = await codeLogin(page, webConfig, 'openid profile email phone');
+    const { tokens } = await userLogin(page, webConfig, 'openid profile email phone');
     const info = await client.fetchUserInfo(webConfig, tokens.access_token, user.userId);
     assert.deepEqual(
       sorted(Object.keys(info)),
@@ -242,14 +221,14 @@ describe('a confidential web app signs a user in with openid-client (authorizati
 
   test('userinfo never returns a claim of a scope that was not granted (openid email)', async (t) => {
     const { page } = await freshPage(t);
-    const { tokens } = await codeLogin(page, webConfig, 'openid email');
+    const { tokens } = await userLogin(page, webConfig, 'openid email');
     const info = await client.fetchUserInfo(webConfig, tokens.access_token, user.userId);
     assert.deepEqual(sorted(Object.keys(info)), sorted(['sub', ...RESOURCE_OWNER, ...EMAIL]));
   });
 
   test('the ID token from the token endpoint has no profile or email claims without idTokenUserinfoAssertion (SEED 4.1 rule 1)', async (t) => {
     const { page } = await freshPage(t);
-    const { tokens } = await codeLogin(page, webConfig, 'openid profile email phone');
+    const { tokens } = await userLogin(page, webConfig, 'openid profile email phone');
     const idToken = await verifyIdToken(tokens.id_token!, web.clientId);
     assert.equal(idToken.sub, user.userId);
     assert.equal(idToken['urn:service:iam:user:resourceowner:id'], world.orgId);
@@ -258,7 +237,7 @@ describe('a confidential web app signs a user in with openid-client (authorizati
 
   test('the ID token from the token endpoint carries the profile and email claims with idTokenUserinfoAssertion', async (t) => {
     const { page } = await freshPage(t);
-    const { tokens } = await codeLogin(page, webAssertConfig, 'openid profile email');
+    const { tokens } = await userLogin(page, webAssertConfig, 'openid profile email');
     const idToken = await verifyIdToken(tokens.id_token!, webAssert.clientId);
     assert.equal(idToken.sub, user.userId);
     assert.equal(idToken.name, 'Ursula User');
@@ -274,17 +253,17 @@ describe('a confidential web app signs a user in with openid-client (authorizati
 describe('refresh tokens', () => {
   test('offline_access gives a refresh token; without it there is none', async (t) => {
     const { page } = await freshPage(t);
-    const offline = await codeLogin(page, webConfig, 'openid offline_access');
+    const offline = await userLogin(page, webConfig, 'openid offline_access');
     assert.ok(offline.tokens.refresh_token, 'a refresh token with offline_access');
     assert.ok(offline.tokens.scope!.split(' ').includes('offline_access'));
     const { page: other } = await freshPage(t);
-    const online = await codeLogin(other, webConfig, 'openid profile');
+    const online = await userLogin(other, webConfig, 'openid profile');
     assert.equal(online.tokens.refresh_token, undefined, 'no refresh token without offline_access');
   });
 
   test('using a refresh token returns a new, different refresh token (rotation on every use, SPEC 2.1)', async (t) => {
     const { page } = await freshPage(t);
-    const { tokens } = await codeLogin(page, webConfig, 'openid profile offline_access');
+    const { tokens } = await userLogin(page, webConfig, 'openid profile offline_access');
     const first = tokens.refresh_token!;
     const refreshed = await client.refreshTokenGrant(webConfig, first);
     assert.ok(refreshed.access_token);
@@ -296,7 +275,7 @@ describe('refresh tokens', () => {
 
   test('a public app: reusing an old refresh token is invalid_grant and revokes the whole grant, even its newest refresh token', async (t) => {
     const { page } = await freshPage(t);
-    const { tokens } = await codeLogin(page, pubRefreshConfig, 'openid offline_access');
+    const { tokens } = await userLogin(page, pubRefreshConfig, 'openid offline_access');
     const first = tokens.refresh_token!;
     const second = await client.refreshTokenGrant(pubRefreshConfig, first);
     assert.notEqual(second.refresh_token, first, 'the refresh token was rotated');
@@ -307,7 +286,7 @@ describe('refresh tokens', () => {
 
   test('a confidential app: reusing an old refresh token is invalid_grant and revokes the whole grant, even its newest refresh token', async (t) => {
     const { page } = await freshPage(t);
-    const { tokens } = await codeLogin(page, webConfig, 'openid offline_access');
+    const { tokens } = await userLogin(page, webConfig, 'openid offline_access');
     const first = tokens.refresh_token!;
     const second = await client.refreshTokenGrant(webConfig, first);
     assert.notEqual(second.refresh_token, first, 'precondition: the refresh token was rotated');
@@ -318,7 +297,7 @@ describe('refresh tokens', () => {
 
   test('a narrower scope on refresh is granted and reflected in the response; omitting scope keeps the original scopes', async (t) => {
     const { page } = await freshPage(t);
-    const { tokens } = await codeLogin(page, webConfig, 'openid profile email offline_access');
+    const { tokens } = await userLogin(page, webConfig, 'openid profile email offline_access');
     const narrow = await client.refreshTokenGrant(webConfig, tokens.refresh_token!, { scope: 'openid email' });
     assert.deepEqual(sorted(narrow.scope!.split(' ')), ['email', 'openid']);
     const narrowInfo = await client.fetchUserInfo(webConfig, narrow.access_token, user.userId);
@@ -331,7 +310,7 @@ describe('refresh tokens', () => {
 
   test('a wider scope on refresh is invalid_scope', async (t) => {
     const { page } = await freshPage(t);
-    const { tokens } = await codeLogin(page, webConfig, 'openid offline_access');
+    const { tokens } = await userLogin(page, webConfig, 'openid offline_access');
     await rejectsWith(client.refreshTokenGrant(webConfig, tokens.refresh_token!, { scope: 'openid offline_access phone' }), 'invalid_scope');
   });
 });
@@ -458,7 +437,7 @@ describe('userinfo refuses bad tokens (SPEC 2)', () => {
 
   test('a revoked access token is 401 with WWW-Authenticate: Bearer error="invalid_token"', async (t) => {
     const { page } = await freshPage(t);
-    const { tokens } = await codeLogin(page, webConfig, 'openid');
+    const { tokens } = await userLogin(page, webConfig, 'openid');
     assert.equal((await userinfo(tokens.access_token)).status, 200, 'the fresh token works');
     await client.tokenRevocation(webConfig, tokens.access_token);
     assertInvalidToken(await userinfo(tokens.access_token), 'a revoked token');
@@ -472,7 +451,7 @@ describe('end session (SEED 4.6)', () => {
 
   test('logout redirects to the registered post-logout URI with state, without a confirmation page, and the session access token stops working', async (t) => {
     const { page } = await freshPage(t);
-    const { tokens } = await codeLogin(page, webConfig, 'openid profile');
+    const { tokens } = await userLogin(page, webConfig, 'openid profile');
     assert.equal((await userinfo(tokens.access_token)).status, 200);
     await page.goto(endSessionUrl({ id_token_hint: tokens.id_token!, post_logout_redirect_uri: rp.loggedOut, state: 's1' }));
     const landed = await landedOn(page, rp.loggedOut);
@@ -482,7 +461,7 @@ describe('end session (SEED 4.6)', () => {
 
   test('with offline_access the session access token stops working at logout, but the refresh token outlives the browser session', async (t) => {
     const { page } = await freshPage(t);
-    const { tokens } = await codeLogin(page, webConfig, 'openid profile offline_access');
+    const { tokens } = await userLogin(page, webConfig, 'openid profile offline_access');
     assert.ok(tokens.refresh_token);
     await page.goto(endSessionUrl({ id_token_hint: tokens.id_token!, post_logout_redirect_uri: rp.loggedOut, state: 's2' }));
     assert.equal((await landedOn(page, rp.loggedOut)).searchParams.get('state'), 's2');
@@ -494,7 +473,7 @@ describe('end session (SEED 4.6)', () => {
 
   test('without a post-logout URI the service shows its own signed-out page', async (t) => {
     const { page } = await freshPage(t);
-    const { tokens } = await codeLogin(page, webConfig, 'openid');
+    const { tokens } = await userLogin(page, webConfig, 'openid');
     await page.goto(endSessionUrl({ id_token_hint: tokens.id_token! }));
     await page.waitForSelector('text=You are signed out');
     assert.ok(page.url().startsWith(world.issuer), page.url());
@@ -504,7 +483,7 @@ describe('end session (SEED 4.6)', () => {
 
   test('an unregistered post_logout_redirect_uri is never redirected to', async (t) => {
     const { page, visited } = await freshPage(t);
-    const { tokens } = await codeLogin(page, webConfig, 'openid');
+    const { tokens } = await userLogin(page, webConfig, 'openid');
     const elsewhere = `${rp.origin}/elsewhere`;
     const response = await page.goto(endSessionUrl({ id_token_hint: tokens.id_token!, post_logout_redirect_uri: elsewhere, state: 's3' }));
     await page.waitForLoadState('load');
@@ -516,7 +495,7 @@ describe('end session (SEED 4.6)', () => {
 
   test('a client_id that does not match the id_token_hint is an error (400), without redirect', async (t) => {
     const { page, visited } = await freshPage(t);
-    const { tokens } = await codeLogin(page, webConfig, 'openid');
+    const { tokens } = await userLogin(page, webConfig, 'openid');
     const visitedBefore = visited.length;
     const response = await page.goto(endSessionUrl({ id_token_hint: tokens.id_token!, client_id: webAssert.clientId, post_logout_redirect_uri: rp.loggedOut, state: 's4' }));
     assert.equal(response?.status(), 400);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import * as client from 'openid-client';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { apiClient } from './api.ts';
 import { freePort, readAdminPat, ROOT, startInProcess, type InProcessServer } from './server.ts';
@@ -187,6 +188,43 @@ export async function signIn(page: Page, user: { loginName: string; password: st
 export async function landedOn(page: Page, prefix: string): Promise<URL> {
   await page.waitForURL((url) => url.href.startsWith(prefix), { timeout: 15_000 });
   return new URL(page.url());
+}
+
+export interface CodeLogin {
+  tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
+  /** Where the browser landed: the redirect URI with the code. */
+  landed: URL;
+}
+
+/**
+ * Signs `user` in through the browser as the relying party `rp` would have
+ * it: PKCE, state and nonce, then the code redeemed by openid-client.
+ */
+export async function codeLogin(
+  page: Page,
+  config: client.Configuration,
+  rp: Pick<RelyingParty, 'callback'>,
+  user: { loginName: string; password: string },
+  scope: string,
+  extra: Record<string, string> = {},
+): Promise<CodeLogin> {
+  const pkceCodeVerifier = client.randomPKCECodeVerifier();
+  const expectedState = client.randomState();
+  const expectedNonce = client.randomNonce();
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: rp.callback,
+    scope,
+    code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
+    code_challenge_method: 'S256',
+    state: expectedState,
+    nonce: expectedNonce,
+    ...extra,
+  });
+  await page.goto(url.href);
+  await signIn(page, user);
+  const landed = await landedOn(page, rp.callback);
+  const tokens = await client.authorizationCodeGrant(config, landed, { pkceCodeVerifier, expectedState, expectedNonce });
+  return { tokens, landed };
 }
 
 // ---- the login UI tests

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import { jwtVerify } from 'jose';
 import type { Browser } from 'playwright-core';
-import { landedOn, launchBrowser, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser, needsChromium, confidentialAppFor } from '../support/browser.ts';
+import { codeLogin, landedOn, launchBrowser, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser, needsChromium, confidentialAppFor } from '../support/browser.ts';
 import { basicHeader } from '../support/api.ts';
 import { discoverClients, postForm, privateKeyJwt, refused, signJwt, strangerKey, type Clients, type KeyFile } from '../support/tokens.ts';
 
@@ -89,18 +89,7 @@ async function login(config: client.Configuration, scope = SCOPE): Promise<{ tok
   const context = await browser.newContext();
   const page = await context.newPage();
   try {
-    const pkceCodeVerifier = client.randomPKCECodeVerifier();
-    const expectedState = client.randomState();
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: rp.callback,
-      scope,
-      code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
-      code_challenge_method: 'S256',
-      state: expectedState,
-    });
-    await page.goto(url.href);
-    await signIn(page, user);
-    const tokens = await client.authorizationCodeGrant(config, await landedOn(page, rp.callback), { pkceCodeVerifier, expectedState });
+    const { tokens } = await codeLogin(page, config, rp, user, scope);
     return {
       tokens,
       async logout() {

@@ -616,26 +616,20 @@ describe('bad requests (SEED 7.2)', () => {
   });
 
   test('garbage subject tokens: invalid_grant', async () => {
-    const foreign = await new SignJWT({ scope: 'openid' })
-      .setProtectedHeader({ alg: 'RS256', kid: 'foreign', typ: 'at+jwt' })
-      .setIssuer('https://other-issuer.example.com')
-      .setSubject(alice)
-      .setAudience(app.clientId)
-      .setIssuedAt()
-      .setExpirationTime('5m')
-      .setJti(randomUUID())
-      .sign(strangerKey);
+    /** An at+jwt for alice signed by a stranger, naming `issuer` and `kid`. */
+    const strangerAccessToken = (issuer: string, kid: string) =>
+      new SignJWT({ scope: 'openid' })
+        .setProtectedHeader({ alg: 'RS256', kid, typ: 'at+jwt' })
+        .setIssuer(issuer)
+        .setSubject(alice)
+        .setAudience(app.clientId)
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .setJti(randomUUID())
+        .sign(strangerKey);
+    const foreign = await strangerAccessToken('https://other-issuer.example.com', 'foreign');
     // Our issuer and a kid of ours, but signed by a stranger.
-    const kid = decodeProtectedHeader((await tokensOf(plain)).id_token).kid!;
-    const forged = await new SignJWT({ scope: 'openid' })
-      .setProtectedHeader({ alg: 'RS256', kid, typ: 'at+jwt' })
-      .setIssuer(world.issuer)
-      .setSubject(alice)
-      .setAudience(app.clientId)
-      .setIssuedAt()
-      .setExpirationTime('5m')
-      .setJti(randomUUID())
-      .sign(strangerKey);
+    const forged = await strangerAccessToken(world.issuer, decodeProtectedHeader((await tokensOf(plain)).id_token).kid!);
     const unsigned = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ iss: world.issuer, sub: alice })).toString('base64url')}.`;
     const garbage = [
       randomBytes(32).toString('base64url'),

@@ -34,7 +34,7 @@ export interface IssueOptions {
   machineKeyId?: string;
 }
 
-export interface SavedGrant {
+interface SavedGrant {
   id: string;
   /** Seconds the grant lives: records kept under its id live as long. */
   lifetime: number;
