@@ -77,6 +77,7 @@ export class ClientDirectory {
         settings: settingsOf(app),
         secretDigest: app.secret_digest ? Buffer.from(app.secret_digest).toString('base64url') : null,
         publicKeys,
+        apiAccess: app.api_access,
       },
       this.#engineGrantTypes,
     ) as AdapterPayload;

@@ -9,9 +9,10 @@ import type { Metrics } from '../src/http/metrics.ts';
 import { INTERACTION_PATH } from '../src/engine/routes.ts';
 import { PAGE_HEADERS } from '../src/engine/pages.ts';
 import { liveBrowserAccounts, readBrowserAccounts } from '../src/engine/browser-accounts.ts';
+import { addGrantableScopes } from '../src/engine/api-scope.ts';
 import { findUser } from '../src/storage/users.ts';
 import { loginName } from '../src/domain/users.ts';
-import { AlreadyExists, InvalidArgument } from '../src/domain/errors.ts';
+import { AlreadyExists, InvalidArgument, Unavailable } from '../src/domain/errors.ts';
 import { authenticatePassword } from '../src/queries/authenticate-password.ts';
 import { registerHuman } from '../src/commands/register-human.ts';
 import type { OrgSettings } from '../src/commands/setup-org.ts';
@@ -160,7 +161,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const existing = interaction.grantId ? await provider.Grant.find(interaction.grantId) : undefined;
     const grant = existing ?? new provider.Grant({ accountId, clientId });
     const missing = interaction.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[] };
-    if (missing.missingOIDCScope?.length) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+    addGrantableScopes(grant, loaded.client, missing.missingOIDCScope ?? []);
     if (missing.missingOIDCClaims?.length) grant.addOIDCClaims(missing.missingOIDCClaims);
     await finish(ctx, loaded, { consent: { grantId: await grant.save() } });
   }
@@ -174,9 +175,14 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     try {
       await next();
     } catch (err) {
-      if (!(err instanceof InteractionGone)) throw err;
+      if (!(err instanceof InteractionGone) && !(err instanceof Unavailable)) throw err;
       const lang = chooseLanguage(undefined, ctx.get('accept-language'));
-      render(ctx, messagePage(lang, CATALOGUES[lang]!, CATALOGUES[lang]!.sessionExpired), 400);
+      const t = CATALOGUES[lang]!;
+      if (err instanceof Unavailable) {
+        ctx.set('Retry-After', String(err.retryAfter));
+        return render(ctx, messagePage(lang, t, t.busy), 503);
+      }
+      render(ctx, messagePage(lang, t, t.sessionExpired), 400);
     }
   });
   router.use(bodyParser({ enableTypes: ['form'], formLimit: '64kb', onError: () => {

@@ -12,7 +12,7 @@ import { advanceSigningKeys } from './keys/rotation.ts';
 import { watchSigningKeys } from './keys/key-watcher.ts';
 import { createAdapterFactory } from '../adapters/index.ts';
 import { ClientDirectory } from '../adapters/clients.ts';
-import { deleteExpiredEngineRecords } from '../adapters/postgres.ts';
+import { sweepExpiredEngineRecords } from '../adapters/postgres.ts';
 import { buildProvider } from './engine/provider.ts';
 import { accountFinder } from './engine/accounts.ts';
 import { exchangeOutcomes } from './engine/grants/token-extras.ts';
@@ -29,6 +29,7 @@ import { createApp } from './app.ts';
 import { adminRouter } from './admin/router.ts';
 import { patVerifier } from './queries/verify-pat.ts';
 import { engineTokenVerifier } from './queries/verify-access-token.ts';
+import { prepareDataDir, restrictDataDir } from './storage/data-dir.ts';
 import { firstStart } from './commands/first-start.ts';
 import { InvalidArgument } from './domain/errors.ts';
 import { ConfigError } from '../config/load.ts';
@@ -49,6 +50,7 @@ const KEY_POLL_MS = 2_000;
 
 /** Start-up, in order: storage → keys → engine → app → listen. */
 export async function startServer(config: ConfigResult, log: Logger): Promise<RunningServer> {
+  prepareDataDir(config.dataDir);
   const db = await openDatabase(config);
   const closers: Array<() => Promise<unknown> | unknown> = [() => db.close()];
   try {
@@ -79,6 +81,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     await advanceSigningKeys(db, sealingKey, { interval: config.keyRotationInterval });
     const retainFor = Math.max(config.idTokenLifetime, config.accessTokenLifetime);
     const keys = await loadSigningKeys(db, sealingKey, retainFor);
+    if (db.kind === 'pglite') restrictDataDir(config.dataDir);
 
     let currentKeys = keys;
     const metrics = createMetrics(() => currentKeys[0]?.activatesAt);
@@ -130,7 +133,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       routers: [
         healthRoutes(dependencies),
         metricsRoutes(metrics),
-        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db)], secretKey, clients, usersChanged: () => invalidation.publish('users'), featuresChanged: () => invalidation.publish('features'), engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
+        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db, engineDeps.exchanges)], secretKey, clients, usersChanged: () => invalidation.publish('users'), featuresChanged: () => invalidation.publish('features'), engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
         interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics }),
       ],
     });
@@ -147,8 +150,12 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       server.listen(config.port, config.host, () => resolve());
     });
 
+    let sweeping: Promise<unknown> | undefined;
     const sweeper = setInterval(() => {
-      deleteExpiredEngineRecords(db).catch((err) => log.warn({ err }, 'expired record sweep failed'));
+      // A long sweep is not overtaken by the next one.
+      sweeping ??= sweepExpiredEngineRecords(db)
+        .catch((err) => log.warn({ err }, 'expired record sweep failed'))
+        .finally(() => (sweeping = undefined));
     }, SWEEP_INTERVAL_MS);
     sweeper.unref();
 

@@ -2,9 +2,10 @@ import type { Database, Queryable } from '../storage/database.ts';
 import { beginWrite, readDetails, writeDetails, type WriteDetails } from '../storage/event-log.ts';
 import { addApp, addAppKey, changeApp, findApp, removeApp, settingsOf, type AppRow } from '../storage/apps.ts';
 import { APP_DEFAULTS, appViolations, needsSecret, toClientMetadata, type AppSettings } from '../domain/apps.ts';
-import { InvalidArgument, NotFound, fieldError } from '../domain/errors.ts';
+import { InvalidArgument, NotFound, PermissionDenied, fieldError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import type { Principal } from '../domain/roles.ts';
+import { apiAccessProblem, type Principal } from '../domain/roles.ts';
+import { findInstance } from '../storage/instance.ts';
 import { generateSecret, secretDigest } from '../security/secrets.ts';
 import { generateMachineKeyPair } from '../security/machine-keys.ts';
 import { ENGINE_GRANT_TYPES } from '../engine/configuration.ts';
@@ -47,7 +48,7 @@ async function checkSettings(deps: AppDeps, settings: AppSettings, clientId: str
   const violations = appViolations(settings);
   if (violations.length) throw new InvalidArgument(`invalid app: ${violations.map((v) => `${v.field} ${v.description}`).join('; ')}`, violations);
   const metadata = toClientMetadata(
-    { clientId, projectId: 'check', orgId: 'check', settings, secretDigest: needsSecret(settings.authMethodType) ? 'check' : null, publicKeys: [] },
+    { clientId, projectId: 'check', orgId: 'check', settings, secretDigest: needsSecret(settings.authMethodType) ? 'check' : null, publicKeys: [], apiAccess: false },
     ENGINE_GRANT_TYPES,
   );
   try {
@@ -57,6 +58,13 @@ async function checkSettings(deps: AppDeps, settings: AppSettings, clientId: str
     const field = ENGINE_FIELD.find(([pattern]) => pattern.test(description))?.[1] ?? 'app';
     throw fieldError(field, description);
   }
+}
+
+async function checkApiAccess(db: Queryable, actor: Principal, orgId: string, from: boolean, to: boolean): Promise<void> {
+  if (!from && !to) return;
+  const problem = apiAccessProblem(actor, { from, to, appOrgId: orgId, firstOrgId: (await findInstance(db))?.default_org_id });
+  if (problem === 'permission') throw new PermissionDenied('only an instance owner (IAM_OWNER) may change iamApiAccess');
+  if (problem === 'org') throw fieldError('iamApiAccess', "only apps of the instance's first organization may access the instance API");
 }
 
 async function appOfProject(db: Queryable, orgId: string, projectId: string, appId: string): Promise<AppRow> {
@@ -70,13 +78,14 @@ export async function createOidcApp(deps: AppDeps, actor: Principal, orgId: stri
   requireOrgOwner(actor, orgId);
   await projectOfOrg(deps.db, orgId, projectId);
   const settings: AppSettings = { ...APP_DEFAULTS, ...input };
+  await checkApiAccess(deps.db, actor, orgId, APP_DEFAULTS.iamApiAccess, settings.iamApiAccess);
   const appId = newId();
   const clientId = newId();
   await checkSettings(deps, settings, clientId);
   const clientSecret = needsSecret(settings.authMethodType) ? generateSecret() : undefined;
 
   const details = await deps.db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     await projectOfOrg(tx, orgId, projectId);
     await addApp(write, { id: appId, projectId, orgId, clientId, settings, secretDigest: clientSecret ? secretDigest(deps.secretKey, clientSecret) : null });
     return writeDetails(write, orgId);
@@ -94,9 +103,10 @@ export async function createOidcApp(deps: AppDeps, actor: Principal, orgId: stri
 export async function changeOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string, patch: Partial<AppSettings>) {
   requireOrgOwner(actor, orgId);
   const { clientId, clientSecret, details } = await deps.db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const app = await appOfProject(tx, orgId, projectId, appId);
     const settings: AppSettings = { ...settingsOf(app), ...patch };
+    await checkApiAccess(tx, actor, orgId, app.iam_api_access, settings.iamApiAccess);
     await checkSettings(deps, settings, app.client_id);
     const clientSecret = needsSecret(settings.authMethodType) && !app.secret_digest ? generateSecret() : undefined;
     await changeApp(write, { id: appId, projectId, orgId, settings, ...(clientSecret ? { secretDigest: secretDigest(deps.secretKey, clientSecret) } : {}) });
@@ -109,7 +119,7 @@ export async function changeOidcApp(deps: AppDeps, actor: Principal, orgId: stri
 export async function removeOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string) {
   requireOrgOwner(actor, orgId);
   const { clientId, details } = await deps.db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const app = await appOfProject(tx, orgId, projectId, appId);
     await removeApp(write, { id: appId, projectId, orgId });
     return { clientId: app.client_id, details: writeDetails(write, orgId) };
@@ -132,7 +142,7 @@ export async function addOidcAppKey(deps: AppDeps, actor: Principal, orgId: stri
   const { privatePem, publicJwk } = await generateMachineKeyPair(keyId);
 
   const { clientId, details } = await deps.db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const app = await appOfProject(tx, orgId, projectId, appId);
     if (app.auth_method !== 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') throw fieldError('authMethodType', 'keys are for apps using OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT');
     await addAppKey(write, { id: keyId, appId, projectId, orgId, publicJwk, expiresAt });

@@ -13,7 +13,7 @@ export async function setInstanceFeatures(db: Database, actor: Principal, input:
   const changes = INSTANCE_FEATURES.flatMap((name) => (input[name] === undefined ? [] : [{ name, enabled: input[name] }]));
   if (!changes.length) throw new InvalidArgument(`no feature given; known features: ${INSTANCE_FEATURES.join(', ')}`);
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const instance = await findInstance(tx);
     if (!instance) throw new NotFound('the instance is not set up');
     for (const change of changes) await setFeature(write, { instanceId: instance.id, ...change });

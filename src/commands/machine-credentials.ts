@@ -93,7 +93,7 @@ export async function issueMachineKey(db: Database, actor: Principal, orgId: str
   const keyPair = input.publicKey === undefined ? await generateMachineKeyPair(keyId) : undefined;
   const publicJwk = keyPair?.publicJwk ?? uploadedPublicJwk(input.publicKey!, keyId);
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const user = await machineToManage(tx, actor, orgId, userId, 'keys');
     await addMachineKey(write, { id: keyId, userId: user.id, orgId, publicJwk, expiresAt });
     const details = writeDetails(write, orgId);
@@ -107,7 +107,7 @@ export async function issueMachineKey(db: Database, actor: Principal, orgId: str
 export async function revokeMachineKey(db: Database, actor: Principal, orgId: string, userId: string, keyId: string): Promise<{ details: WriteDetails }> {
   assertMayManageUsers(actor, orgId);
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const user = await machineToManage(tx, actor, orgId, userId, 'keys');
     if (!(await machineKeyExists(tx, user.id, keyId))) throw new NotFound('key not found');
     await removeMachineKey(write, { id: keyId, userId: user.id, orgId });
@@ -120,7 +120,7 @@ export async function issueMachineSecret(db: Database, secretKey: Buffer, actor:
   assertMayManageUsers(actor, orgId);
   const clientSecret = generateSecret();
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const user = await machineToManage(tx, actor, orgId, userId, 'client secrets');
     await setMachineSecret(write, { userId: user.id, orgId, digest: secretDigest(secretKey, clientSecret) });
     return { clientId: user.user_name, clientSecret, details: writeDetails(write, orgId) };
@@ -131,7 +131,7 @@ export async function issueMachineSecret(db: Database, secretKey: Buffer, actor:
 export async function revokeMachineSecret(db: Database, actor: Principal, orgId: string, userId: string): Promise<{ details: WriteDetails }> {
   assertMayManageUsers(actor, orgId);
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const user = await machineToManage(tx, actor, orgId, userId, 'client secrets');
     if (!(await hasMachineSecret(tx, user.id))) throw new NotFound('the user has no client secret');
     await removeMachineSecret(write, { userId: user.id, orgId });
@@ -146,7 +146,7 @@ export async function issuePersonalAccessToken(db: Database, secretKey: Buffer, 
   const tokenId = newId();
   const token = generateSecret();
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const user = await machineToManage(tx, actor, orgId, userId, 'personal access tokens');
     await addPersonalAccessToken(write, { id: tokenId, userId: user.id, orgId, digest: secretDigest(secretKey, token), expiresAt });
     return { tokenId, token, details: writeDetails(write, orgId) };
@@ -157,7 +157,7 @@ export async function issuePersonalAccessToken(db: Database, secretKey: Buffer, 
 export async function revokePersonalAccessToken(db: Database, actor: Principal, orgId: string, userId: string, tokenId: string): Promise<{ details: WriteDetails }> {
   assertMayManageUsers(actor, orgId);
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const user = await machineToManage(tx, actor, orgId, userId, 'personal access tokens');
     if (!(await personalAccessTokenExists(tx, user.id, tokenId))) throw new NotFound('personal access token not found');
     await removePersonalAccessToken(write, { id: tokenId, userId: user.id, orgId });

@@ -21,7 +21,7 @@ export async function createProject(db: Database, actor: Principal, orgId: strin
   requireOrgOwner(actor, orgId);
   const id = newId();
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     await addProject(write, { id, orgId, name: input.name });
     return { id, details: writeDetails(write, orgId) };
   });
@@ -30,7 +30,7 @@ export async function createProject(db: Database, actor: Principal, orgId: strin
 export async function addRole(db: Database, actor: Principal, orgId: string, projectId: string, input: { roleKey: string; displayName?: string }): Promise<{ details: WriteDetails }> {
   requireOrgOwner(actor, orgId);
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     await projectOfOrg(tx, orgId, projectId);
     if (await projectRoleExists(tx, projectId, input.roleKey)) throw new AlreadyExists(`role "${input.roleKey}" already exists in this project`);
     await addProjectRole(write, { projectId, orgId, roleKey: input.roleKey, displayName: input.displayName || input.roleKey });

@@ -14,7 +14,7 @@ export async function removeUser(db: Database, actor: Principal, orgId: string, 
   assertMayManageUsers(actor, orgId);
   if (userId === actor.userId) throw new InvalidArgument('a user cannot remove itself');
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const user = await managedUser(tx, actor, orgId, userId);
     await assertHoldsEveryRoleOf(tx, actor, user);
     await deleteUser(write, { id: user.id, orgId, userName: user.user_name });

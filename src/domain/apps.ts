@@ -46,6 +46,8 @@ export interface AppSettings {
   accessTokenRoleAssertion: boolean;
   idTokenRoleAssertion: boolean;
   devMode: boolean;
+  /** May obtain tokens for this service's admin and management API (docs/security.md). */
+  iamApiAccess: boolean;
 }
 
 export const APP_DEFAULTS: Omit<AppSettings, 'name'> = {
@@ -60,6 +62,7 @@ export const APP_DEFAULTS: Omit<AppSettings, 'name'> = {
   accessTokenRoleAssertion: false,
   idTokenRoleAssertion: false,
   devMode: false,
+  iamApiAccess: false,
 };
 
 /** localhost and its subdomains, 127.0.0.0/8, ::1 and 0.0.0.0, with or without a trailing dot. */
@@ -145,6 +148,7 @@ export const EXTRA_CLIENT_METADATA = [
   'project_id',
   'org_id',
   'machine_user_id',
+  'iam_api_access',
 ] as const;
 
 export interface ClientSource {
@@ -155,6 +159,8 @@ export interface ClientSource {
   /** Keyed digest of the client secret, base64url; the engine's comparison is replaced to match it. */
   secretDigest: string | null;
   publicKeys: object[];
+  /** The app's iamApiAccess, counted only for apps of the instance's first org. */
+  apiAccess: boolean;
 }
 
 /**
@@ -179,6 +185,7 @@ export function toClientMetadata(source: ClientSource, engineGrantTypes: Readonl
     dev_mode: settings.devMode,
     project_id: source.projectId,
     org_id: source.orgId,
+    iam_api_access: source.apiAccess,
   };
   if (needsSecret(settings.authMethodType) && source.secretDigest) metadata.client_secret = source.secretDigest;
   if (settings.authMethodType === 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') metadata.jwks = { keys: source.publicKeys };

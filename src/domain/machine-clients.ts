@@ -34,5 +34,7 @@ export function machineClientMetadata(source: MachineClientSource): Record<strin
     access_token_type: source.accessTokenType === 'ACCESS_TOKEN_TYPE_JWT' ? 'jwt' : 'opaque',
     machine_user_id: source.userId,
     org_id: source.orgId,
+    // Machine users exist to call APIs, this service's own included.
+    iam_api_access: true,
   };
 }

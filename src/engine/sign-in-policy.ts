@@ -4,11 +4,13 @@ import { decodeJwt } from 'jose';
 import { ROUTES as ROUTE_PATHS } from './routes.ts';
 import { forgetAccount, liveBrowserAccounts, readBrowserAccounts, rememberAccount, writeBrowserAccounts } from './browser-accounts.ts';
 import type { EngineRule } from './rules-by-endpoint.ts';
+import { addGrantableScopes } from './api-scope.ts';
 
 /**
- * First-party apps need no consent screen (SPEC 2.2): the grant of the
+ * First-party apps need no consent screen (docs/oidc.md): the grant of the
  * browser session for this app is created, or extended, with the requested
- * scopes and claims, so the engine's consent prompt has nothing to ask.
+ * scopes the app may have and the requested claims, so the engine's consent
+ * prompt has nothing to ask.
  */
 export async function loadFirstPartyGrant(ctx: KoaContextWithOIDC) {
   const { oidc } = ctx;
@@ -21,8 +23,7 @@ export async function loadFirstPartyGrant(ctx: KoaContextWithOIDC) {
   const grant = existing && existing.accountId === accountId && existing.clientId === client.clientId
     ? existing
     : new provider.Grant({ accountId, clientId: client.clientId });
-  const scope = [...(oidc.requestParamOIDCScopes ?? [])].join(' ');
-  if (scope) grant.addOIDCScope(scope);
+  addGrantableScopes(grant, client, oidc.requestParamOIDCScopes ?? []);
   const claims = [...(oidc.requestParamClaims ?? [])];
   if (claims.length) grant.addOIDCClaims(claims);
   await grant.save();

@@ -409,7 +409,7 @@ describe('prompt=create', { concurrency: false }, () => {
     });
   }
 
-  test('an email that was already registered: the form comes back with "already exists" beside the email, values kept', async () => {
+  test('an email that was already registered: the form comes back with "not available" beside the email, values kept', async () => {
     const email = `twice-${randomUUID().slice(0, 8)}@example.org`;
     {
       const { page } = await freshPage();
@@ -422,7 +422,7 @@ describe('prompt=create', { concurrency: false }, () => {
     await registrationForm(page);
     await fill(page, { givenName: 'Second', familyName: 'Comer', email, password: goodPassword, passwordRepeat: goodPassword });
     await submitExpectingForm(page);
-    assert.match(await page.locator('#emailError').innerText(), /already exists/);
+    assert.match(await page.locator('#emailError').innerText(), /not available/);
     assert.equal(await page.inputValue('#givenName'), 'Second');
     assert.equal(await page.inputValue('#email'), email);
     assert.equal(await page.inputValue('#password'), '');
@@ -433,8 +433,25 @@ describe('prompt=create', { concurrency: false }, () => {
     await registrationForm(page);
     await fill(page, { givenName: 'Mallory', familyName: 'Mimic', email: alice.loginName /* alice@acme.example.test, Alice's email */, password: goodPassword, passwordRepeat: goodPassword });
     await submitExpectingForm(page);
-    assert.match(await page.locator('#emailError').innerText(), /already exists/);
+    assert.match(await page.locator('#emailError').innerText(), /not available/);
     assert.equal(await page.inputValue('#email'), alice.loginName);
+  });
+
+  test('an email used in another org gets the same answer, which says nothing about that org or its account', async () => {
+    const email = `elsewhere-${randomUUID().slice(0, 8)}@example.org`;
+    const created = await fetch(`${world.server.url}/management/v1/users/human`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${world.adminPat}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ userName: 'elsewhere', profile: { firstName: 'Else', lastName: 'Where' }, email: { email } }),
+    });
+    assert.equal(created.status, 200, await created.text());
+    const { page } = await freshPage();
+    await registrationForm(page);
+    await fill(page, { givenName: 'Nosy', familyName: 'Parker', email, password: goodPassword, passwordRepeat: goodPassword });
+    await submitExpectingForm(page);
+    assert.equal(await page.locator('#emailError').innerText(), 'This login name is not available.');
+    const text = await page.locator('body').innerText();
+    assert.doesNotMatch(text, /Default|exists|Else|organi[sz]ation/i);
   });
 });
 
