@@ -177,7 +177,7 @@ describe('portcullis CLI against a real server', () => {
   });
 
   test('add-app --iam-api-access: for apps of the first org; in another org the server refuses it, naming the field', async () => {
-    const firstOrgProject = /projectId (\S+)/.exec((await cli('add-project', '--name', 'Console-like')).stdout)?.[1];
+    const firstOrgProject = /projectId (\d+)/.exec((await cli('add-project', '--name', 'Console-like')).stdout)?.[1];
     assert.ok(firstOrgProject);
     const ok = await cli('add-app', '--project', firstOrgProject, '--name', 'console', '--redirect-uri', 'https://console.example.com/cb', '--iam-api-access', '--json');
     assert.equal(ok.code, 0, ok.stderr);
