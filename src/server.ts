@@ -135,6 +135,9 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       ],
     });
     const server = createServer(app);
+    // Node hands CONNECT (RFC 9110 9.3.6) to 'connect' listeners and closes
+    // the socket unanswered without one; no path here is a tunnel.
+    server.on('connect', (_req, socket) => socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n'));
     let stopping = false;
     // While stopping, every response closes its connection, so keep-alive
     // clients (load balancers) do not hold the shutdown until its deadline.

@@ -64,7 +64,9 @@ export function adminRouter({ db, log, settings, verifiers, secretKey, clients, 
     }
   });
   for (const resource of resources) {
-    for (const name of ID_PARAMS) resource.param(name, checkId);
+    // A handler of its own per name: the router runs one handler function
+    // once per request, so a shared one would check only the first id.
+    for (const name of ID_PARAMS) resource.param(name, (value, ctx, next) => checkId(value, ctx, next));
     router.use(resource.routes(), resource.allowedMethods({ throw: false }));
   }
   router.all(API_PREFIXES.map((prefix) => `${prefix}/{*rest}`), () => {});
