@@ -20,6 +20,7 @@ import { ENGINE_GRANT_TYPES } from './engine/configuration.ts';
 import { EngineHolder } from './engine/engine-holder.ts';
 import { healthRoutes, type Dependency } from './http/health.ts';
 import { createMetrics, metricsRoutes } from './http/metrics.ts';
+import { pageAssetRoutes } from './http/page-assets.ts';
 import { localInvalidation, redisInvalidation } from './storage/invalidation.ts';
 import { UserCache } from './storage/user-cache.ts';
 import { FeatureCache } from './storage/feature-cache.ts';
@@ -130,6 +131,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       routers: [
         healthRoutes(dependencies),
         metricsRoutes(metrics),
+        pageAssetRoutes(),
         adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db)], secretKey, clients, usersChanged: () => invalidation.publish('users'), featuresChanged: () => invalidation.publish('features'), engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
         interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics }),
       ],
