@@ -176,6 +176,7 @@ function jsonTemplates(s: Scene): Record<string, unknown> {
     grant: { projectId: s.projectId, roleKeys: ['reader'] },
     member: { userId: s.humanId, roles: ['ORG_USER_MANAGER'] },
     features: { oidcTokenExchange: true },
+    lockout: { maxPasswordAttempts: 50, maxOtpAttempts: 50, lockoutDurationSeconds: 60 },
     empty: {},
   };
 }
@@ -212,6 +213,8 @@ function apiRoutes(s: Scene): Route[] {
     { methods: ['GET', 'PUT'], path: `/management/v1/projects/${p}/apps/${s.appId}`, body: 'app' },
     { methods: ['POST'], path: `/management/v1/projects/${p}/apps/${s.appId}/keys`, body: 'key' },
     { methods: ['POST'], path: '/management/v1/orgs/me/members', body: 'member' },
+    { methods: ['GET', 'PUT'], path: '/admin/v1/policies/lockout', body: 'lockout' },
+    { methods: ['GET', 'PUT', 'DELETE'], path: '/management/v1/policies/lockout', body: 'lockout' },
   ];
 }
 
