@@ -68,7 +68,9 @@ function epochNow(): number {
  * registration pages for the engine's interactions.
  */
 export function interactionRoutes(deps: InteractionDeps): Router {
-  const router = new Router({ prefix: INTERACTION_PATH });
+  // One spelling of each page: matched as written, so a path in another
+  // letter case is not a page (it would skip this router's own middleware).
+  const router = new Router({ prefix: INTERACTION_PATH, sensitive: true });
   const minPassword = deps.orgSettings.passwordPolicy.minLength;
 
   async function load(ctx: Context): Promise<Loaded> {

@@ -20,6 +20,7 @@ import { ENGINE_GRANT_TYPES } from './engine/configuration.ts';
 import { EngineHolder } from './engine/engine-holder.ts';
 import { healthRoutes, type Dependency } from './http/health.ts';
 import { createMetrics, metricsRoutes } from './http/metrics.ts';
+import { pageAssetRoutes } from './http/page-assets.ts';
 import { localInvalidation, redisInvalidation } from './storage/invalidation.ts';
 import { UserCache } from './storage/user-cache.ts';
 import { FeatureCache } from './storage/feature-cache.ts';
@@ -133,11 +134,15 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       routers: [
         healthRoutes(dependencies),
         metricsRoutes(metrics),
+        pageAssetRoutes(),
         adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db, engineDeps.exchanges)], secretKey, clients, usersChanged: () => invalidation.publish('users'), featuresChanged: () => invalidation.publish('features'), engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
         interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics }),
       ],
     });
     const server = createServer(app);
+    // Node hands CONNECT (RFC 9110 9.3.6) to 'connect' listeners and closes
+    // the socket unanswered without one; no path here is a tunnel.
+    server.on('connect', (_req, socket) => socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n'));
     let stopping = false;
     // While stopping, every response closes its connection, so keep-alive
     // clients (load balancers) do not hold the shutdown until its deadline.

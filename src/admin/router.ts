@@ -13,6 +13,8 @@ import { featureRoutes } from './features.ts';
 import { projectRoutes } from './projects.ts';
 import { appRoutes } from './apps.ts';
 import { signingKeyRoutes, type SigningKeyAdmin } from './signing-keys.ts';
+import { policyRoutes } from './policies.ts';
+import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
 import type { ClientDirectory } from '../../adapters/clients.ts';
 
@@ -48,7 +50,7 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
  * bodies, bearer authentication, then the resource routes.
  */
 export function adminRouter({ db, log, settings, verifiers, secretKey, clients, usersChanged, featuresChanged, engine, signingKeys }: AdminApiDeps): Router {
-  const resources = [orgRoutes(db, settings), userRoutes(db, settings, secretKey), memberRoutes(db), featureRoutes(db, featuresChanged), projectRoutes(db), appRoutes({ db, engine, clients, secretKey }), signingKeyRoutes(db, signingKeys)];
+  const resources = [orgRoutes(db, settings), userRoutes(db, settings, secretKey), memberRoutes(db), featureRoutes(db, featuresChanged), projectRoutes(db), appRoutes({ db, engine, clients, secretKey }), signingKeyRoutes(db, signingKeys), policyRoutes(db, [LOCKOUT_POLICY])];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us
   // read a megabyte.
@@ -64,7 +66,9 @@ export function adminRouter({ db, log, settings, verifiers, secretKey, clients, 
     }
   });
   for (const resource of resources) {
-    for (const name of ID_PARAMS) resource.param(name, checkId);
+    // A handler of its own per name: the router runs one handler function
+    // once per request, so a shared one would check only the first id.
+    for (const name of ID_PARAMS) resource.param(name, (value, ctx, next) => checkId(value, ctx, next));
     router.use(resource.routes(), resource.allowedMethods({ throw: false }));
   }
   router.all(API_PREFIXES.map((prefix) => `${prefix}/{*rest}`), () => {});

@@ -10,6 +10,7 @@ import { bearerChallenge, openidScopeRequired } from './authorization-rules.ts';
 import { introspectionDetails } from './token-policies.ts';
 import { registerGrants, tokenExchangeInDiscoveryWhileOn } from './grants/index.ts';
 import { rulesByEndpoint, type EngineRule } from './rules-by-endpoint.ts';
+import { hardenEnginePages } from './pages.ts';
 import { offlineAccessAsksConsent, recordBrowserAccounts, revokeAccessTokensAtLogout, switchToHintedSession } from './sign-in-policy.ts';
 
 interface ClientSchema {
@@ -103,6 +104,7 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   const checkForm = endpointRules(jwtTokens);
   const recordAccounts = recordBrowserAccounts(sessionCookie);
   const switchSession = switchToHintedSession(sessionCookie);
+  provider.use(hardenEnginePages as never);
   provider.use(
     rulesByEndpoint({
       discovery: [tokenExchangeInDiscoveryWhileOn(deps)],
