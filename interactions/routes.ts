@@ -10,6 +10,8 @@ import { INTERACTION_PATH } from '../src/engine/routes.ts';
 import { PAGE_HEADERS } from '../src/engine/pages.ts';
 import { liveBrowserAccounts, readBrowserAccounts } from '../src/engine/browser-accounts.ts';
 import { addGrantableScopes } from '../src/engine/api-scope.ts';
+import { effectivePolicy } from '../src/queries/policies.ts';
+import { LOGIN_POLICY } from '../src/domain/policies/login.ts';
 import { findUser } from '../src/storage/users.ts';
 import { loginName } from '../src/domain/users.ts';
 import { AlreadyExists, InvalidArgument, Unavailable } from '../src/domain/errors.ts';
@@ -168,9 +170,19 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     await finish(ctx, loaded, { consent: { grantId: await grant.save() } });
   }
 
-  /** Registration creates the user in the app's org, so it needs an app of ours. */
-  function canRegister(loaded: Loaded): boolean {
-    return Boolean(loaded.client?.org_id);
+  /**
+   * Registration creates the user in the app's org, so it needs an app of
+   * ours, and that org's login policy must allow it (allowRegister).
+   */
+  async function canRegister(loaded: Loaded): Promise<boolean> {
+    const orgId = loaded.client?.org_id;
+    return Boolean(orgId) && (await effectivePolicy(deps.db, LOGIN_POLICY, orgId!)).allowRegister;
+  }
+
+  /** The registration form, or a page saying registration is closed for this app. */
+  async function registrationForm(ctx: Context, loaded: Loaded): Promise<void> {
+    if (!(await canRegister(loaded))) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.registrationClosed), 403);
+    render(ctx, registrationPage(loaded.page, {}, minPassword));
   }
 
   router.use(async (ctx, next) => {
@@ -202,20 +214,20 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const loaded = await load(ctx);
     const prompt = loaded.interaction.prompt.name;
     if (prompt === 'consent') return grantConsent(ctx, loaded);
-    if (prompt === 'create') return render(ctx, registrationPage(loaded.page, {}, minPassword));
+    if (prompt === 'create') return registrationForm(ctx, loaded);
     if (prompt === 'select_account' && ctx.query.other === undefined) {
       const choices = await accountChoices(ctx, loaded.provider);
       if (choices.length) return render(ctx, accountPickerPage(loaded.page, choices));
     }
     const prefill = ctx.query.other === undefined ? await currentLoginName(loaded) : undefined;
-    render(ctx, loginNamePage(loaded.page, { loginName: prefill, canRegister: canRegister(loaded) }));
+    render(ctx, loginNamePage(loaded.page, { loginName: prefill, canRegister: await canRegister(loaded) }));
   });
 
   router.post('/:uid/login-name', async (ctx) => {
     const loaded = await load(ctx);
     if (!checkCsrf(ctx, loaded)) return;
     const name = text(form(ctx).loginName, 500).trim();
-    if (!name) return render(ctx, loginNamePage(loaded.page, { error: loaded.page.t.fieldRequired, canRegister: canRegister(loaded) }));
+    if (!name) return render(ctx, loginNamePage(loaded.page, { error: loaded.page.t.fieldRequired, canRegister: await canRegister(loaded) }));
     // Unknown login names get the password page too: the two steps do not
     // tell who has an account.
     render(ctx, passwordPage(loaded.page, { loginName: name }));
@@ -243,15 +255,14 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const accountId = text(form(ctx).accountId, 64);
     const choices = await accountChoices(ctx, loaded.provider);
     if (!choices.some((c) => c.accountId === accountId)) {
-      return render(ctx, loginNamePage(loaded.page, { canRegister: canRegister(loaded) }));
+      return render(ctx, loginNamePage(loaded.page, { canRegister: await canRegister(loaded) }));
     }
     await switchSession(ctx, loaded, accountId);
     await finish(ctx, loaded, { select_account: {} });
   });
 
   router.get('/:uid/register', async (ctx) => {
-    const loaded = await load(ctx);
-    render(ctx, registrationPage(loaded.page, {}, minPassword));
+    await registrationForm(ctx, await load(ctx));
   });
 
   router.post('/:uid/register', async (ctx) => {
@@ -263,6 +274,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const errors = registrationErrors(loaded.page, values, password, text(body.passwordRepeat));
     const orgId = loaded.client?.org_id;
     if (!orgId) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.error), 400);
+    if (!(await canRegister(loaded))) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.registrationClosed), 403);
     if (Object.keys(errors).length) return render(ctx, registrationPage(loaded.page, { ...values, errors }, minPassword));
     let userId: string;
     try {

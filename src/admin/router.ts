@@ -15,6 +15,7 @@ import { appRoutes } from './apps.ts';
 import { signingKeyRoutes, type SigningKeyAdmin } from './signing-keys.ts';
 import { policyRoutes } from './policies.ts';
 import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
+import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
 import type { ClientDirectory } from '../../adapters/clients.ts';
 
@@ -50,7 +51,7 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
  * bodies, bearer authentication, then the resource routes.
  */
 export function adminRouter({ db, log, settings, verifiers, secretKey, clients, usersChanged, featuresChanged, engine, signingKeys }: AdminApiDeps): Router {
-  const resources = [orgRoutes(db, settings), userRoutes(db, settings, secretKey), memberRoutes(db), featureRoutes(db, featuresChanged), projectRoutes(db), appRoutes({ db, engine, clients, secretKey }), signingKeyRoutes(db, signingKeys), policyRoutes(db, [LOCKOUT_POLICY])];
+  const resources = [orgRoutes(db, settings), userRoutes(db, settings, secretKey), memberRoutes(db), featureRoutes(db, featuresChanged), projectRoutes(db), appRoutes({ db, engine, clients, secretKey }), signingKeyRoutes(db, signingKeys), policyRoutes(db, [LOCKOUT_POLICY, LOGIN_POLICY])];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us
   // read a megabyte.
