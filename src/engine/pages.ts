@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { EngineRule } from './rules-by-endpoint.ts';
+import type { EngineRule } from './rule-dispatch.ts';
 
 // The few HTML pages the engine renders itself: its error page (shown when
 // the redirect_uri cannot be trusted, so the error must not be redirected)

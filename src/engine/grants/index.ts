@@ -34,7 +34,7 @@ export function registerGrants(provider: Provider, deps: EngineDependencies): vo
 export function tokenExchangeInDiscoveryWhileOn(deps: EngineDependencies) {
   return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
     await next();
-    if (ctx.oidc?.route !== 'discovery' || ctx.status !== 200) return;
+    if (ctx.status !== 200) return;
     const body = ctx.body as { grant_types_supported?: string[] };
     if (body.grant_types_supported && !(await deps.featureEnabled('oidcTokenExchange'))) {
       ctx.body = { ...body, grant_types_supported: body.grant_types_supported.filter((g) => g !== TOKEN_EXCHANGE_GRANT) };

@@ -1,6 +1,5 @@
 import type Provider from 'oidc-provider';
 import { errors, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
-import { KNOWN_SCOPES } from '../claims.ts';
 import { MACHINE_KEY_CLAIM } from '../key-bound-tokens.ts';
 import { singleTokenGrantId } from '../../../adapters/index.ts';
 
@@ -12,16 +11,6 @@ export interface TokenResponse {
   id_token?: string;
   refresh_token?: string;
   issued_token_type?: string;
-}
-
-/** The `scope` parameter: required, space-delimited, only scopes this service knows. */
-export function requestedScope(ctx: KoaContextWithOIDC): string[] {
-  const raw = ctx.oidc.params!.scope;
-  if (typeof raw !== 'string' || !raw.trim()) throw new errors.InvalidRequest('missing required parameter scope');
-  const scopes = [...new Set(raw.split(' ').filter(Boolean))];
-  const unknown = scopes.find((scope) => !KNOWN_SCOPES.has(scope));
-  if (unknown) throw new errors.InvalidScope(`unknown scope ${unknown}`, unknown);
-  return scopes;
 }
 
 export interface IssueOptions {

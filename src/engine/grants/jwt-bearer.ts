@@ -5,7 +5,9 @@ import { decodeProtectedHeader, importJWK, jwtVerify, type JWK, type JWTPayload 
 import type { Queryable } from '../../storage/database.ts';
 import { findActiveMachineKey } from '../../storage/credentials.ts';
 import { JWT_BEARER_GRANT } from '../../domain/machine-clients.ts';
-import { issueAccessToken, requestedScope } from './issue.ts';
+import { issueAccessToken } from './issue.ts';
+import { requestedScopes } from '../scopes.ts';
+import { invalidGrant } from '../oauth-errors.ts';
 
 export const JWT_BEARER_PARAMETERS = ['assertion', 'scope'];
 
@@ -14,9 +16,6 @@ const MAX_ASSERTION_LIFETIME = 3600;
 const CLOCK_SKEW = 60;
 const ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'];
 
-function invalidGrant(description: string): Error {
-  return new errors.CustomOIDCProviderError('invalid_grant', description);
-}
 
 type ImportedKey = Awaited<ReturnType<typeof importJWK>>;
 
@@ -93,7 +92,7 @@ export function jwtBearerGrant(db: Queryable, audiences: string[], findAccount: 
     const { keyId, key } = await assertionKey(db, userId, assertion);
     const payload = await verifiedAssertion(assertion, key, userId, audiences);
     await refuseReplay(provider, userId, assertion, payload);
-    const scope = requestedScope(ctx);
+    const scope = requestedScopes(ctx.oidc.params!.scope);
     ctx.body = await issueAccessToken(ctx, { accountId: userId, scope, gty: JWT_BEARER_GRANT, idToken: scope.includes('openid'), findAccount, machineKeyId: keyId });
   };
 }
