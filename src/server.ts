@@ -16,14 +16,13 @@ import { sweepExpiredEngineRecords } from '../adapters/postgres.ts';
 import { buildProvider } from './engine/provider.ts';
 import { accountFinder } from './engine/accounts.ts';
 import { exchangeOutcomes } from './engine/grants/token-extras.ts';
-import { ENGINE_GRANT_TYPES } from './engine/configuration.ts';
 import { EngineHolder } from './engine/engine-holder.ts';
 import { healthRoutes, type Dependency } from './http/health.ts';
 import { createMetrics, metricsRoutes } from './http/metrics.ts';
 import { pageAssetRoutes } from './http/page-assets.ts';
-import { localInvalidation, redisInvalidation } from './storage/invalidation.ts';
-import { UserCache } from './storage/user-cache.ts';
-import { FeatureCache } from './storage/feature-cache.ts';
+import { localInvalidation, redisInvalidation, type CacheTopic } from './storage/invalidation.ts';
+import { userCache } from './storage/user-cache.ts';
+import { featureCache } from './storage/feature-cache.ts';
 import type { FeatureName } from './storage/features.ts';
 import { interactionRouter } from '../interactions/index.ts';
 import { createApp } from './app.ts';
@@ -88,12 +87,14 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const metrics = createMetrics(() => currentKeys[0]?.activatesAt);
     const invalidation = redis ? await redisInvalidation(redis, `${config.redisPrefix}invalidate`) : localInvalidation();
     closers.unshift(() => invalidation.close());
-    const users = new UserCache(db);
+    // Commands announce what they changed; every node's caches clear themselves.
+    const announce = (topic: CacheTopic) => invalidation.publish(topic);
+    const users = userCache(db);
     invalidation.on('users', () => users.clear());
-    const clients = new ClientDirectory(db, ENGINE_GRANT_TYPES, () => invalidation.publish('clients'));
-    invalidation.on('clients', () => clients.forget());
+    const clients = new ClientDirectory(db);
+    invalidation.on('clients', () => clients.clear());
     const lookupUser = (id: string) => users.get(id);
-    const features = new FeatureCache(db);
+    const features = featureCache(db);
     invalidation.on('features', () => features.clear());
     const adapter = createAdapterFactory({ db, redis, clients, onStorageError: (store) => metrics.storageErrors.inc({ store }) });
     const engineDeps = {
@@ -105,7 +106,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       adapter,
       findAccount: accountFinder(db, lookupUser),
       lookupUser,
-      featureEnabled: (name: FeatureName) => features.isEnabled(name),
+      featureEnabled: (name: FeatureName) => features.get(name),
       onTokenIssued: (grantType: string) => metrics.tokensIssued.inc({ grant_type: grantType }),
     };
     const build = (current: SigningKey[]) => buildProvider({ ...engineDeps, jwks: current.map((k) => k.privateJwk) }, log);
@@ -135,7 +136,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         healthRoutes(dependencies),
         metricsRoutes(metrics),
         pageAssetRoutes(),
-        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db, engineDeps.exchanges)], secretKey, clients, usersChanged: () => invalidation.publish('users'), featuresChanged: () => invalidation.publish('features'), engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
+        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db, engineDeps.exchanges)], secretKey, announce, engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
         interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics }),
       ],
     });

@@ -3,9 +3,9 @@ import type { KoaContextWithOIDC } from 'oidc-provider';
 import type { EngineDependencies } from '../configuration.ts';
 import { ROUTES } from '../routes.ts';
 import { publicJwks } from '../../keys/signing-keys.ts';
-import { JWT_BEARER_GRANT } from '../../domain/machine-clients.ts';
+import { JWT_BEARER_GRANT, TOKEN_EXCHANGE_GRANT } from '../../domain/grant-types.ts';
 import { JWT_BEARER_PARAMETERS, jwtBearerGrant } from './jwt-bearer.ts';
-import { TOKEN_EXCHANGE_GRANT, TOKEN_EXCHANGE_PARAMETERS, TOKEN_EXCHANGE_REPEATABLE, tokenExchangeGrant } from './token-exchange.ts';
+import { TOKEN_EXCHANGE_PARAMETERS, TOKEN_EXCHANGE_REPEATABLE, tokenExchangeGrant } from './token-exchange.ts';
 
 /**
  * Our grants beside the engine's own (authorization_code, implicit,

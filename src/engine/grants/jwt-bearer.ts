@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';
-import { errors, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
+import { type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
 import { decodeProtectedHeader, importJWK, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import type { Queryable } from '../../storage/database.ts';
 import { findActiveMachineKey } from '../../storage/credentials.ts';
-import { JWT_BEARER_GRANT } from '../../domain/machine-clients.ts';
+import { JWT_BEARER_GRANT } from '../../domain/grant-types.ts';
 import { issueAccessToken } from './issue.ts';
 import { requestedScopes } from '../scopes.ts';
 import { invalidGrant } from '../oauth-errors.ts';

@@ -10,11 +10,11 @@ import { API_SCOPE, CLAIMS_BY_SCOPE } from '../claims.ts';
 import { optionalScopes } from '../scopes.ts';
 import { grantableScopes } from '../api-scope.ts';
 import type { ExchangeOutcomes } from './token-extras.ts';
-import { tokenOnNewGrant } from './issue.ts';
+import { mintIdToken, tokenOnNewGrant } from './issue.ts';
 import { invalidGrant } from '../oauth-errors.ts';
+import { TOKEN_EXCHANGE_GRANT } from '../../domain/grant-types.ts';
 import { audienceOf, type TokenLike } from '../token-policies.ts';
 
-export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const TOKEN_EXCHANGE_PARAMETERS = ['subject_token', 'subject_token_type', 'actor_token', 'actor_token_type', 'requested_token_type', 'audience', 'scope', 'resource'];
 /** RFC 8693 2.1: `audience` may be repeated. */
 export const TOKEN_EXCHANGE_REPEATABLE = ['audience'];
@@ -236,15 +236,7 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
     const scope = scopes.join(' ');
     const act = actor && actor.userId !== subject.userId ? { sub: actor.userId } : undefined;
 
-    const idToken = async (accessToken?: string) => {
-      const account = await deps.findAccount(ctx, subject.userId);
-      if (!account) throw invalidGrant('the subject is not an active user');
-      const token = new provider.IdToken({ ...(await account.claims('id_token', scope, {}, [])), sub: subject.userId }, { ctx, client });
-      (token as unknown as { scope: string }).scope = scope;
-      if (act) token.set('act', act);
-      if (accessToken) token.set('at_hash', accessToken);
-      return token.issue({ use: 'idtoken' });
-    };
+    const idToken = (accessToken?: string) => mintIdToken(ctx, { accountId: subject.userId, scope, findAccount: deps.findAccount, ...(accessToken ? { accessToken } : {}), ...(act ? { act } : {}) });
 
     // An ID token is all the answer: it carries `act` itself, and no grant
     // is stored that no token names.
