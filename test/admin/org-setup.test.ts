@@ -4,8 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { authenticatePassword } from '../../src/queries/authenticate-password.ts';
 import { generateSecret, secretDigest } from '../../src/security/secrets.ts';
 import { newId } from '../../src/domain/ids.ts';
-import { assertErrorBody, assertInvalid, assertViolations, violatedFields, type ApiResponse } from '../support/api.ts';
-import { call, startAdminServer, type AdminServer } from '../support/admin.ts';
+import { call, type ApiResponse } from '../support/api.ts';
+import { assertErrorBody, assertInvalid, violatedFields } from '../support/assertions.ts';
+import { testServer, type TestServer } from '../support/server.ts';
 
 // SPEC 3.1 / SEED 2.5, 2.6, 2.7, 4.8, 7.4, 8: POST /admin/v1/orgs/_setup and
 // the user it creates, read back through GET /management/v1/users/{id}.
@@ -80,10 +81,10 @@ function assertDetails(details: any, resourceOwner: string): void {
 }
 
 describe('organization setup: POST /admin/v1/orgs/_setup', () => {
-  let server: AdminServer;
+  let server: TestServer;
 
   before(async () => {
-    server = await startAdminServer();
+    server = await testServer();
   });
   after(async () => {
     await server?.stop();
@@ -381,7 +382,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
         const body = bodyWith(change);
         const response = await setup(body);
         if (rejects) {
-          assertViolations(response, rejects);
+          assertInvalid(response, rejects);
         } else {
           assert.equal(response.status, 200, response.text.slice(0, 400));
           assertDetails(response.body.details, response.body.orgId);
@@ -583,7 +584,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
       }
       // Brackets inside strings are text, not nesting.
       const bracketsInText = await post(JSON.stringify({ ...validBody(), org: { name: '['.repeat(250), domain: '' } }), 'application/json');
-      assertInvalid(bracketsInText, ['org.name'], 'brackets in a string');
+      assertInvalid(bracketsInText, ['org.name'], { what: 'brackets in a string' });
       const deepest = await post(`{"org":${'{"a":'.repeat(30)}1${'}'.repeat(31)}`, 'application/json');
       assert.equal(deepest.status, 400);
       assert.ok(!violatedFields(deepest).includes('(body)'), deepest.text.slice(0, 300));

@@ -6,7 +6,7 @@ import { jwtProfileClientId } from '../../src/domain/machine-clients.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiClient, readResponse, type ApiResponse } from './api.ts';
-import { readAdminPat, startInProcess, type InProcessServer } from './server.ts';
+import { readAdminPat, testServer, type InProcessServer } from './server.ts';
 import { runCodeFlow, type CodeFlowUser, type TokenSet } from './code-flow.ts';
 
 // A token exchange scene (SEED 4.2, SPEC 2.3) on one in-process server, set
@@ -139,7 +139,7 @@ export interface ExchangeWorld {
 }
 
 export async function startExchangeWorld(): Promise<ExchangeWorld> {
-  const server = await startInProcess();
+  const server = await testServer();
   try {
     return await buildWorld(server);
   } catch (err) {

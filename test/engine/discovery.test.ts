@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { allowInsecureRequests, discovery } from 'openid-client';
 import { REDIS_URL } from '../support/stores.ts';
-import { startInProcess, type InProcessServer } from '../support/server.ts';
+import { testServer, type InProcessServer } from '../support/server.ts';
 
 const PATHS = {
   authorization_endpoint: '/oauth/v2/authorize',
@@ -55,7 +55,7 @@ describe('discovery, keys and operational endpoints', () => {
   let metadata: Json;
 
   before(async () => {
-    server = await startInProcess();
+    server = await testServer();
     issuer = server.issuer;
     const res = await fetch(`${server.url}/.well-known/openid-configuration`);
     assert.equal(res.status, 200);
@@ -279,7 +279,7 @@ describe('discovery, keys and operational endpoints', () => {
 describe('configurable key set caching', () => {
   let server: InProcessServer;
   before(async () => {
-    server = await startInProcess({ JWKS_MAX_AGE: '60' }, { sharedStores: false });
+    server = await testServer({ env: { JWKS_MAX_AGE: '60' }, sharedStores: false });
   });
   after(async () => {
     await server?.stop();
