@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import type { Logger } from '../logger.ts';
 import { AlreadyExists, InvalidArgument, NotFound, PayloadTooLarge, PermissionDenied, Unauthenticated, Unavailable } from '../domain/errors.ts';
 
-/** SEED 2.7 / SPEC 3: the gRPC-gateway error body. */
+/** The gRPC-gateway error body of docs/api/README.md. */
 export interface ApiErrorBody {
   code: number;
   message: string;

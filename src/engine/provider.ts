@@ -13,7 +13,7 @@ import { hardenEnginePages } from './pages.ts';
 import { forgetSignedOutAccount, offlineAccessAsksConsent, rememberSignedInAccount, revokeAccessTokensAtLogout, switchToHintedSession } from './sign-in-policy.ts';
 
 /**
- * SEED 4.7 lets clients cache the key set; keys are published before they
+ * Clients cache the key set (OIDC Core 10.1.1); keys are published before they
  * sign, so a cache of max-age never misses a key in use.
  */
 function jwksCacheControl(maxAge: number): EngineRule {

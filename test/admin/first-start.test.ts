@@ -15,8 +15,9 @@ import { prepareEnvironment, testServer, type TestServer, type TestEnvironment }
 import { createLogger } from '../../src/logger.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 
-// SPEC 3.3: what the first start creates, that it happens once, and that a
-// bad ADMIN_PASSWORD stops the start without leaking the password.
+// docs/operations.md, First start: what the first start creates, that it
+// happens once, and that a bad ADMIN_PASSWORD stops the start without
+// leaking the password.
 
 /** The settings the admin API tests start with (test/support/server.ts adds port, folder and stores). */
 const ADMIN_ENV = { INSTANCE_DOMAIN: 'example.test', SHUTDOWN_TIMEOUT: '2' };

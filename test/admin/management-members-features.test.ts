@@ -6,8 +6,9 @@ import { newId } from '../../src/domain/ids.ts';
 import { rolesOfUser } from '../../src/storage/grants.ts';
 import { isFeatureEnabled } from '../../src/queries/features.ts';
 
-// SPEC 3.2: user grants (project roles), org and instance members, and the
-// instance feature flags, with their permissions and validation.
+// docs/api/users.md and docs/api/features.md: user grants (project roles),
+// org and instance members, and the instance feature flags, with their
+// permissions and validation.
 
 let server: TestServer;
 let instanceId: string;

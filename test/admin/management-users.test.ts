@@ -5,7 +5,7 @@ import { assertDetails, assertError, assertInvalid } from '../support/assertions
 import { testServer, type TestServer } from '../support/server.ts';
 import { findActiveMachineKey, verifyMachineSecret } from '../../src/storage/credentials.ts';
 
-// SPEC 3.2: users of the acting org — humans, machines, machine keys, client
+// docs/api/users.md: users of the acting org — humans, machines, machine keys, client
 // secrets, personal access tokens, removal — with their permissions, every
 // validation rule at its boundary, and no secret ever shown twice or logged.
 

@@ -8,10 +8,11 @@ import { call, type ApiResponse } from '../support/api.ts';
 import { assertErrorBody, assertInvalid, violatedFields } from '../support/assertions.ts';
 import { testServer, type TestServer } from '../support/server.ts';
 
-// SPEC 3.1 / SEED 2.5, 2.6, 2.7, 4.8, 7.4, 8: POST /admin/v1/orgs/_setup and
+// docs/api/orgs.md and docs/api/README.md: POST /admin/v1/orgs/_setup and
 // the user it creates, read back through GET /management/v1/users/{id}.
 // Every answer goes through `call`, which fails the test on any 500.
 
+/** The example body of docs/api/orgs.md. */
 const SPEC_EXAMPLE = {
   org: { name: 'ACME', domain: 'acme.example.com' },
   human: {
@@ -142,7 +143,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
       created = await setup(SPEC_EXAMPLE);
     });
 
-    it('creates org, user and membership from the SPEC 3.1 example and answers 200 with details, orgId and userId', () => {
+    it('creates org, user and membership from the example of docs/api/orgs.md and answers 200 with details, orgId and userId', () => {
       assert.equal(created.status, 200, created.text);
       const { orgId, userId, details } = created.body;
       assert.match(orgId, /^\d+$/);
@@ -278,7 +279,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
     });
   });
 
-  describe('limits (SEED 2.5 and 8): each answered 400, code 3, naming the exact field', () => {
+  describe('limits (docs/api/orgs.md): each answered 400, code 3, naming the exact field', () => {
     const cases: Array<{ title: string; change: (body: any) => void; rejects?: string[] }> = [
       { title: 'org.name of 200 characters is accepted', change: (b) => (b.org.name = 'N'.repeat(200)) },
       { title: 'org.name of 200 characters outside the BMP (emoji) is accepted', change: (b) => (b.org.name = '🦀'.repeat(200)) },
@@ -352,7 +353,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
         rejects: ['org.name', 'human.userName', 'human.email.email', 'human.phone.phone', 'human.profile.preferredLanguage', 'human.profile.foo', 'extra'],
       },
       {
-        title: 'a bad field and an unknown role are both named in one response (SPEC 3: every bad field)',
+        title: 'a bad field and an unknown role are both named in one response (docs/api/README.md: every bad field named)',
         change: (b) => {
           b.human.profile.firstName = '';
           b.roles = ['ORG_GOD'];
@@ -360,7 +361,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
         rejects: ['human.profile.firstName', 'roles[0]'],
       },
       {
-        title: 'a bad field and a too-short password are both named in one response (SPEC 3: every bad field)',
+        title: 'a bad field and a too-short password are both named in one response (docs/api/README.md: every bad field named)',
         change: (b) => {
           b.human.email.email = 'alice';
           b.human.password = 'short';
@@ -368,7 +369,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
         rejects: ['human.email.email', 'human.password'],
       },
       {
-        title: 'two unknown roles are both named in one response (SPEC 3: every bad field)',
+        title: 'two unknown roles are both named in one response (docs/api/README.md: every bad field named)',
         change: (b) => (b.roles = ['ORG_GOD', 'ORG_KING']),
         rejects: ['roles[0]', 'roles[1]'],
       },
@@ -633,7 +634,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
       }
     });
 
-    it('another method on the setup path is 404 or 405 in the SEED 2.7 error format', async () => {
+    it('another method on the setup path is 404 or 405 in the error format of docs/api/README.md', async () => {
       for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
         const response = await call(`${server.url}/admin/v1/orgs/_setup`, { method, headers: { authorization: `Bearer ${server.pat}` } });
         assert.ok([404, 405].includes(response.status), `${method}: ${response.status} ${response.text}`);

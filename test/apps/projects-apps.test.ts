@@ -8,7 +8,7 @@ import { assertInvalid } from '../support/assertions.ts';
 import { authorize, wentToLogin } from '../support/apps.ts';
 import { insertPat, testServer, type TestServer } from '../support/server.ts';
 
-// SPEC 3.2 and docs/api/projects-apps.md: projects, their roles and OIDC apps
+// docs/api/projects-apps.md: projects, their roles and OIDC apps
 // through the management API, and the apps as clients of the OIDC engine.
 
 let server: TestServer;

@@ -73,7 +73,7 @@ describe('discovery, keys and operational endpoints', () => {
     assert.equal(discovered.token_endpoint, `${issuer}/oauth/v2/token`);
   });
 
-  it('advertises every endpoint at exactly the issuer plus the SPEC 2 path', () => {
+  it('advertises every endpoint at exactly the issuer plus the path of docs/oidc.md', () => {
     assert.equal(metadata.issuer, issuer);
     for (const [name, path] of Object.entries(PATHS)) assert.equal(metadata[name], `${issuer}${path}`, name);
   });
@@ -95,7 +95,7 @@ describe('discovery, keys and operational endpoints', () => {
     assert.deepEqual(metadata.code_challenge_methods_supported, ['S256']);
   });
 
-  it('advertises the four token endpoint authentication methods of SPEC 2', () => {
+  it('advertises the four token endpoint authentication methods of docs/oidc.md', () => {
     assert.deepEqual([...(metadata.token_endpoint_auth_methods_supported as string[])].sort(), ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
   });
 

@@ -11,7 +11,7 @@ import { advanceSigningKeys } from '../../src/keys/rotation.ts';
 import { listSigningKeys, type SigningKeyView } from '../../src/queries/signing-keys.ts';
 import { loadSigningKeys } from '../../src/keys/signing-keys.ts';
 
-// docs/api/signing-keys.md and SPEC 2.1: the JWKS publishes the next, current
+// docs/api/signing-keys.md: the JWKS publishes the next, current
 // and previous keys; keys rotate on demand (IAM_OWNER) and on schedule
 // (KEY_ROTATION_INTERVAL); a rotated-out key stays published until every
 // token it signed has expired; private parts never leave the database sealed.

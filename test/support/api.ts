@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { assertErrorBody } from './assertions.ts';
 
-// HTTP for tests: requests that fail the test on any 5xx (SPEC 3: caller
-// mistakes are 4xx, never 500), JSON calls of the admin/management API with a
-// bearer token, and assertions on the SEED 2.7 error body.
+// HTTP for tests: requests that fail the test on any 5xx (docs/api/README.md:
+// caller mistakes are 4xx, never 500), JSON calls of the admin/management API with a
+// bearer token, and assertions on the error body of docs/api/README.md.
 
 export interface ApiResponse {
   status: number;
@@ -31,7 +31,7 @@ export async function readResponse(response: Response): Promise<ApiResponse> {
 export interface RequestOptions {
   /** Fail the test when a non-empty body is not JSON. */
   strictJson?: boolean;
-  /** Assert the SEED 2.7 error body on every 4xx answer. */
+  /** Assert the error body of docs/api/README.md on every 4xx answer. */
   errorBody?: boolean;
 }
 
