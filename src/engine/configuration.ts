@@ -113,7 +113,7 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
       // active only for a client in its audience (RFC 7662 2.2, docs/oidc.md).
       introspection: { enabled: true, allowedPolicy: introspectionAllowed as never },
       revocation: { enabled: true, allowedPolicy: revocationAllowed as never },
-      // Machine users with a client secret (docs/api/users.md); endpoint-rules.ts
+      // Machine users with a client secret (docs/api/users.md); client-request-rules.ts
       // admits only client_secret_basic and client_secret_post for it.
       clientCredentials: { enabled: true },
       rpInitiatedLogout: {

@@ -13,7 +13,7 @@ import { testServer, type TestServer } from '../support/server.ts';
 // Every answer goes through `call`, which fails the test on any 500.
 
 /** The example body of docs/api/orgs.md. */
-const SPEC_EXAMPLE = {
+const ORGS_DOC_EXAMPLE = {
   org: { name: 'ACME', domain: 'acme.example.com' },
   human: {
     userName: 'alice',
@@ -140,7 +140,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
     let created: ApiResponse;
 
     before(async () => {
-      created = await setup(SPEC_EXAMPLE);
+      created = await setup(ORGS_DOC_EXAMPLE);
     });
 
     it('creates org, user and membership from the example of docs/api/orgs.md and answers 200 with details, orgId and userId', () => {
@@ -154,7 +154,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
     });
 
     it('the response never echoes the password', () => {
-      assert.ok(!created.text.includes(SPEC_EXAMPLE.human.password));
+      assert.ok(!created.text.includes(ORGS_DOC_EXAMPLE.human.password));
     });
 
     it('the created user reads back through GET /management/v1/users/{id} in its org, without any credential', async () => {
@@ -179,7 +179,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
       assert.deepEqual(user.human.phone, { phone: '+41791234567', isPhoneVerified: false });
       assertDetails(user.details, orgId);
       const text = response.text.toLowerCase();
-      for (const forbidden of ['password', 'hash', '$argon2', SPEC_EXAMPLE.human.password.toLowerCase()]) {
+      for (const forbidden of ['password', 'hash', '$argon2', ORGS_DOC_EXAMPLE.human.password.toLowerCase()]) {
         assert.ok(!text.includes(forbidden), `user view contains "${forbidden}"`);
       }
     });

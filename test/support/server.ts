@@ -112,7 +112,7 @@ export interface TestEnvironment {
 }
 
 /**
- * The settings of `startInProcess`: unless `env` says otherwise, PORT a free
+ * The settings of `testServer`: unless `env` says otherwise, PORT a free
  * port of 127.0.0.1, ISSUER http://127.0.0.1:PORT, DATA_DIR a fresh temporary
  * folder, and with DATABASE_URL / REDIS_URL in the test run's environment a
  * schema and key prefix of its own.
