@@ -31,6 +31,7 @@ const en = {
   error: 'Something went wrong',
   fieldRequired: 'This field is required.',
   invalidEmail: 'Enter a valid email address.',
+  tooManyAttempts: 'Too many failed sign-in attempts came from your network. Try again in {seconds} seconds.',
 } as const;
 
 export type Messages = Record<keyof typeof en, string>;
@@ -65,6 +66,7 @@ const de: Messages = {
   error: 'Etwas ist schiefgelaufen',
   fieldRequired: 'Dieses Feld ist erforderlich.',
   invalidEmail: 'Geben Sie eine gültige E-Mail-Adresse ein.',
+  tooManyAttempts: 'Von Ihrem Netzwerk kamen zu viele fehlgeschlagene Anmeldeversuche. Versuchen Sie es in {seconds} Sekunden erneut.',
 };
 
 export const CATALOGUES: Record<string, Messages> = { en, de };

@@ -6,6 +6,7 @@ import type { Database } from '../src/storage/database.ts';
 import type { Logger } from '../src/logger.ts';
 import type { EngineHolder } from '../src/engine/engine-holder.ts';
 import type { Metrics } from '../src/http/metrics.ts';
+import type { AuthThrottle } from '../src/security/auth-throttle.ts';
 import { INTERACTION_PATH } from '../src/engine/routes.ts';
 import { PAGE_HEADERS } from '../src/engine/pages.ts';
 import { liveBrowserAccounts, readBrowserAccounts } from '../src/engine/browser-accounts.ts';
@@ -30,6 +31,8 @@ export interface InteractionDeps {
   csrfKey: Buffer;
   sessionLifetime: number;
   metrics?: Metrics;
+  /** Counts wrong passwords and unknown login names per client address. */
+  throttle?: AuthThrottle;
 }
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
@@ -218,10 +221,17 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   router.post('/:uid/password', async (ctx) => {
     const loaded = await load(ctx);
     if (!checkCsrf(ctx, loaded)) return;
+    const address = deps.throttle?.addressOf(ctx.req);
+    const wait = address === undefined ? undefined : deps.throttle!.retryAfter(address);
+    if (wait !== undefined) {
+      ctx.set('Retry-After', String(wait));
+      return render(ctx, messagePage(loaded.page.lang, loaded.page.t, translate(loaded.page.t, 'tooManyAttempts', { seconds: wait })), 429);
+    }
     const name = text(form(ctx).loginName, 500).trim();
     const password = text(form(ctx).password);
     const accountId = name && password ? await authenticatePassword(deps.db, name, password) : undefined;
     if (!accountId) {
+      if (address !== undefined) await deps.throttle!.failed(address);
       deps.log.info({ requestId: ctx.state.requestId, event: 'login_failed' }, 'login failed');
       deps.metrics?.logins.inc({ result: 'failure' });
       return render(ctx, passwordPage(loaded.page, { loginName: name, error: loaded.page.t.wrongCredentials }));

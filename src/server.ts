@@ -31,6 +31,7 @@ import { adminRouter } from './admin/router.ts';
 import { patVerifier } from './queries/verify-pat.ts';
 import { engineTokenVerifier } from './queries/verify-access-token.ts';
 import { firstStart } from './commands/first-start.ts';
+import { createAuthThrottle } from './security/auth-throttle.ts';
 import { InvalidArgument } from './domain/errors.ts';
 import { ConfigError } from '../config/load.ts';
 
@@ -92,6 +93,13 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const lookupUser = (id: string) => users.get(id);
     const features = new FeatureCache(db);
     invalidation.on('features', () => features.clear());
+    const throttle = await createAuthThrottle(
+      { limit: config.authFailureLimit, window: config.authFailureWindow, trustProxy: config.trustProxy },
+      redis,
+      `${config.redisPrefix}auth-blocks`,
+      (err) => log.warn({ err }, 'failed authentication could not be counted'),
+    );
+    closers.unshift(() => throttle.close());
     const adapter = createAdapterFactory({ db, redis, clients, onStorageError: (store) => metrics.storageErrors.inc({ store }) });
     const engineDeps = {
       config,
@@ -104,6 +112,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       lookupUser,
       featureEnabled: (name: FeatureName) => features.isEnabled(name),
       onTokenIssued: (grantType: string) => metrics.tokensIssued.inc({ grant_type: grantType }),
+      throttle,
     };
     const build = (current: SigningKey[]) => buildProvider({ ...engineDeps, jwks: current.map((k) => k.privateJwk) }, log);
     const engine = new EngineHolder(build(keys));
@@ -132,8 +141,8 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         healthRoutes(dependencies),
         metricsRoutes(metrics),
         pageAssetRoutes(),
-        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db)], secretKey, clients, usersChanged: () => invalidation.publish('users'), featuresChanged: () => invalidation.publish('features'), engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
-        interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics }),
+        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db)], secretKey, clients, usersChanged: () => invalidation.publish('users'), featuresChanged: () => invalidation.publish('features'), engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh }, throttle }),
+        interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics, throttle }),
       ],
     });
     const server = createServer(app);

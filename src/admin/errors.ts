@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../logger.ts';
-import { AlreadyExists, InvalidArgument, NotFound, PayloadTooLarge, PermissionDenied, Unauthenticated } from '../domain/errors.ts';
+import { AlreadyExists, InvalidArgument, NotFound, PayloadTooLarge, PermissionDenied, ResourceExhausted, Unauthenticated } from '../domain/errors.ts';
 
 /** SEED 2.7 / SPEC 3: the gRPC-gateway error body. */
 export interface ApiErrorBody {
@@ -17,7 +17,7 @@ function info(reason: string): ApiErrorBody['details'][number] {
 }
 
 /** The one place where errors become status codes and bodies. */
-export function toWire(err: unknown, requestId: string): { status: number; body: ApiErrorBody; authenticate?: boolean } {
+export function toWire(err: unknown, requestId: string): { status: number; body: ApiErrorBody; authenticate?: boolean; retryAfter?: number } {
   if (err instanceof InvalidArgument) {
     const details = err.violations.length ? [{ '@type': BAD_REQUEST, fieldViolations: err.violations }] : [info('INVALID_ARGUMENT')];
     return { status: 400, body: { code: 3, message: err.message, details } };
@@ -26,6 +26,10 @@ export function toWire(err: unknown, requestId: string): { status: number; body:
   if (err instanceof Unauthenticated) return { status: 401, body: { code: 16, message: err.message, details: [info('UNAUTHENTICATED')] }, authenticate: true };
   if (err instanceof PermissionDenied) return { status: 403, body: { code: 7, message: err.message, details: [info('PERMISSION_DENIED')] } };
   if (err instanceof NotFound) return { status: 404, body: { code: 5, message: err.message, details: [info('NOT_FOUND')] } };
+  if (err instanceof ResourceExhausted) {
+    const details = [info('RESOURCE_EXHAUSTED'), { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${err.retryAfter}s` }];
+    return { status: 429, body: { code: 8, message: err.message, details }, retryAfter: err.retryAfter };
+  }
   if (err instanceof AlreadyExists) return { status: 409, body: { code: 6, message: err.message, details: [info('ALREADY_EXISTS')] } };
   return { status: 500, body: { code: 13, message: `internal error (request id ${requestId})`, details: [info('INTERNAL')] } };
 }
@@ -41,6 +45,7 @@ export function apiErrors(log: Logger): Middleware {
       ctx.status = wire.status;
       ctx.body = wire.body;
       if (wire.authenticate) ctx.set('WWW-Authenticate', 'Bearer realm="portcullis"');
+      if (wire.retryAfter) ctx.set('Retry-After', String(wire.retryAfter));
     }
   };
 }

@@ -6,6 +6,8 @@ import { apiErrors } from './errors.ts';
 import { NotFound } from '../domain/errors.ts';
 import { jsonBody } from './json-body.ts';
 import { authenticate, type TokenVerifier } from './authenticate.ts';
+import { throttledAuthentication } from './throttled.ts';
+import type { AuthThrottle } from '../security/auth-throttle.ts';
 import { orgRoutes } from './orgs.ts';
 import { userRoutes } from './users.ts';
 import { memberRoutes } from './members.ts';
@@ -32,6 +34,8 @@ export interface AdminApiDeps {
   featuresChanged: () => void;
   engine: EngineHolder;
   signingKeys: SigningKeyAdmin;
+  /** Counts unknown or invalid bearer tokens per client address. */
+  throttle: AuthThrottle;
 }
 
 const API_PREFIXES = ['/admin/v1', '/management/v1', '/v2'];
@@ -49,12 +53,12 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
  * The admin and management REST API (SPEC 3): errors in one format, JSON
  * bodies, bearer authentication, then the resource routes.
  */
-export function adminRouter({ db, log, settings, verifiers, secretKey, clients, usersChanged, featuresChanged, engine, signingKeys }: AdminApiDeps): Router {
+export function adminRouter({ db, log, settings, verifiers, secretKey, clients, usersChanged, featuresChanged, engine, signingKeys, throttle }: AdminApiDeps): Router {
   const resources = [orgRoutes(db, settings), userRoutes(db, settings, secretKey), memberRoutes(db), featureRoutes(db, featuresChanged), projectRoutes(db), appRoutes({ db, engine, clients, secretKey }), signingKeyRoutes(db, signingKeys), policyRoutes(db, [LOCKOUT_POLICY])];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us
   // read a megabyte.
-  router.use(API_PREFIXES, apiErrors(log), authenticate(db, verifiers), ...jsonBody());
+  router.use(API_PREFIXES, apiErrors(log), throttledAuthentication(authenticate(db, verifiers), throttle), ...jsonBody());
   // Users are cached for the token endpoints, and machine users are engine
   // clients too: a changed secret or removed user must not linger in any
   // node's caches.

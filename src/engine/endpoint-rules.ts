@@ -162,6 +162,8 @@ export function endpointRules(jwt: JwtAccessTokens): EngineRule {
       // A form field decodes to NUL only from a literal NUL or from %00.
       if (raw.includes('\u0000') || raw.includes('%00')) throw new OAuthError(400, 'invalid_request', 'parameters must not contain NUL characters');
       const params = querystring.parse(raw);
+      // For the throttle of failed authentication (throttle-rule.ts).
+      ctx.state.grantType = params.grant_type;
       const method = presentedMethod(ctx, params);
       checkMethods(route, params, method, method === 'client_secret_basic');
       if (route === 'token' && params.grant_type === 'client_credentials') checkClientCredentialsScope(params);

@@ -11,6 +11,7 @@ import { introspectionDetails } from './token-policies.ts';
 import { registerGrants, tokenExchangeInDiscoveryWhileOn } from './grants/index.ts';
 import { rulesByEndpoint, type EngineRule } from './rules-by-endpoint.ts';
 import { hardenEnginePages } from './pages.ts';
+import { throttleClientAuthentication } from './throttle-rule.ts';
 import { offlineAccessAsksConsent, recordBrowserAccounts, revokeAccessTokensAtLogout, switchToHintedSession } from './sign-in-policy.ts';
 
 interface ClientSchema {
@@ -104,15 +105,16 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   const checkForm = endpointRules(jwtTokens);
   const recordAccounts = recordBrowserAccounts(sessionCookie);
   const switchSession = switchToHintedSession(sessionCookie);
+  const throttled = throttleClientAuthentication(deps.throttle);
   provider.use(hardenEnginePages as never);
   provider.use(
     rulesByEndpoint({
       discovery: [tokenExchangeInDiscoveryWhileOn(deps)],
       jwks: [jwksCacheControl(deps.config.jwksMaxAge)],
       authorization: [openidScopeRequired, switchSession, offlineAccessAsksConsent, recordAccounts],
-      token: [checkForm, tokenErrorNames],
-      introspection: [checkForm, introspectionDetails(deps.lookupUser, deps.findAccount)],
-      revocation: [checkForm],
+      token: [throttled, checkForm, tokenErrorNames],
+      introspection: [throttled, checkForm, introspectionDetails(deps.lookupUser, deps.findAccount)],
+      revocation: [throttled, checkForm],
       userinfo: [bearerChallenge],
       end_session: [switchSession, recordAccounts, revokeAccessTokensAtLogout],
     }) as never,
