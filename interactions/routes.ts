@@ -13,7 +13,7 @@ import { liveBrowserAccounts, readBrowserAccounts } from '../src/engine/browser-
 import { findUser } from '../src/storage/users.ts';
 import { loginName } from '../src/domain/users.ts';
 import { AlreadyExists, InvalidArgument } from '../src/domain/errors.ts';
-import { authenticatePassword } from '../src/queries/authenticate-password.ts';
+import { passwordLogin } from '../src/commands/password-login.ts';
 import { registerHuman } from '../src/commands/register-human.ts';
 import type { OrgSettings } from '../src/commands/setup-org.ts';
 import { validator } from '../src/admin/validate.ts';
@@ -33,6 +33,8 @@ export interface InteractionDeps {
   metrics?: Metrics;
   /** Counts wrong passwords and unknown login names per client address. */
   throttle?: AuthThrottle;
+  /** Tells every node's user cache that a user was locked or unlocked. */
+  usersChanged?: () => void;
 }
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
@@ -229,13 +231,16 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     }
     const name = text(form(ctx).loginName, 500).trim();
     const password = text(form(ctx).password);
-    const accountId = name && password ? await authenticatePassword(deps.db, name, password) : undefined;
-    if (!accountId) {
+    const outcome = name && password ? await passwordLogin(deps.db, name, password, deps.usersChanged) : { result: 'wrong' as const };
+    if (outcome.result !== 'signed-in') {
       if (address !== undefined) await deps.throttle!.failed(address);
-      deps.log.info({ requestId: ctx.state.requestId, event: 'login_failed' }, 'login failed');
+      deps.log.info({ requestId: ctx.state.requestId, event: 'login_failed', locked: outcome.result === 'locked' }, 'login failed');
       deps.metrics?.logins.inc({ result: 'failure' });
-      return render(ctx, passwordPage(loaded.page, { loginName: name, error: loaded.page.t.wrongCredentials }));
+      // While locked, the same answer whatever the password: no oracle.
+      const error = outcome.result === 'locked' ? loaded.page.t.accountLocked : loaded.page.t.wrongCredentials;
+      return render(ctx, passwordPage(loaded.page, { loginName: name, error }));
     }
+    const accountId = outcome.userId;
     deps.log.info({ requestId: ctx.state.requestId, event: 'login_succeeded', accountId }, 'login succeeded');
     deps.metrics?.logins.inc({ result: 'success' });
     await finishLogin(ctx, loaded, accountId);

@@ -32,6 +32,7 @@ import { patVerifier } from './queries/verify-pat.ts';
 import { engineTokenVerifier } from './queries/verify-access-token.ts';
 import { firstStart } from './commands/first-start.ts';
 import { createAuthThrottle } from './security/auth-throttle.ts';
+import { unlockExpiredLocks } from './commands/password-login.ts';
 import { InvalidArgument } from './domain/errors.ts';
 import { ConfigError } from '../config/load.ts';
 
@@ -46,6 +47,8 @@ export interface RunningServer {
 }
 
 const SWEEP_INTERVAL_MS = 60_000;
+/** Timed user locks end within this of their time (a login ends its own lock at once). */
+const UNLOCK_INTERVAL_MS = 5_000;
 /** Every node sees a key rotation within this (SPEC 2.1: within 5 seconds). */
 const KEY_POLL_MS = 2_000;
 
@@ -142,7 +145,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         metricsRoutes(metrics),
         pageAssetRoutes(),
         adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db)], secretKey, clients, usersChanged: () => invalidation.publish('users'), featuresChanged: () => invalidation.publish('features'), engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh }, throttle }),
-        interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics, throttle }),
+        interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics, throttle, usersChanged: () => invalidation.publish('users') }),
       ],
     });
     const server = createServer(app);
@@ -165,6 +168,13 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       deleteExpiredEngineRecords(db).catch((err) => log.warn({ err }, 'expired record sweep failed'));
     }, SWEEP_INTERVAL_MS);
     sweeper.unref();
+    const unlocker = setInterval(() => {
+      unlockExpiredLocks(db).then(
+        (lifted) => lifted && invalidation.publish('users'),
+        (err) => log.warn({ err }, 'lifting ended user locks failed'),
+      );
+    }, UNLOCK_INTERVAL_MS);
+    unlocker.unref();
 
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
@@ -174,6 +184,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       (stopped ??= (async () => {
         stopping = true;
         clearInterval(sweeper);
+        clearInterval(unlocker);
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Connections that finish their last request become idle: close them
         // as they do, instead of waiting for the client to hang up.

@@ -17,6 +17,7 @@ import {
   type AddPatInput,
 } from '../commands/machine-credentials.ts';
 import { removeUser } from '../commands/remove-user.ts';
+import { unlockUser } from '../commands/unlock-user.ts';
 import { addUserGrant, type UserGrantInput } from '../commands/user-grants.ts';
 import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
@@ -57,6 +58,10 @@ export function userRoutes(db: Database, settings: OrgSettings, secretKey: Buffe
   });
   router.delete('/:userId', async (ctx) => {
     ctx.body = await removeUser(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+  router.post('/:userId/_unlock', async (ctx) => {
+    parseEmpty(ctx.request.body ?? {});
+    ctx.body = await unlockUser(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
   });
 
   router.post('/:userId/keys', async (ctx) => {

@@ -5,6 +5,7 @@ import { basicHeader, request, type ApiResponse } from '../support/api.ts';
 import { JWT_BEARER, jwtProfileAssertion, ok, startTokenWorld, type KeyFile, type TokenWorld } from '../support/tokens.ts';
 import { startCluster, type Cluster } from '../support/cluster.ts';
 import { sleep } from '../support/server.ts';
+import { passwordForm } from '../support/login-form.ts';
 import { REDIS_URL, needsPostgres, needsRedis } from '../support/stores.ts';
 
 // Throttling of failed authentication per client address (docs/security.md):
@@ -77,16 +78,10 @@ function assertThrottledApi(answer: ApiResponse, what: string): void {
   assert.ok(Number(answer.headers.get('retry-after')) >= 1, what);
 }
 
-/** Starts a login and returns what the password form posts with. */
+/** The password form of a new login, posted from `address`. */
 async function loginForm(scene: Scene, address: string): Promise<(password: string, loginName?: string) => Promise<ApiResponse>> {
-  const url = scene.world.server.url;
-  const authorize = await request(`${url}/oauth/v2/authorize?${new URLSearchParams({ client_id: scene.app.clientId, redirect_uri: 'http://localhost:1/cb', response_type: 'code', scope: 'openid', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`);
-  const location = new URL(authorize.headers.get('location')!, url).pathname;
-  const cookie = authorize.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-  const page = await request(`${url}${location}`, { headers: { cookie } });
-  const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)![1]!;
-  return (password, loginName = scene.human.loginName) =>
-    request(`${url}${location}/password`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': address }, body: new URLSearchParams({ csrf, loginName, password }) });
+  const post = await passwordForm(scene.world.server.url, scene.app.clientId, { 'x-forwarded-for': address });
+  return (password, loginName = scene.human.loginName) => post(loginName, password);
 }
 
 for (const stores of ['configured', 'embedded'] as const) {
