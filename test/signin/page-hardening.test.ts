@@ -36,7 +36,7 @@ function directives(csp: string | null): Map<string, string[]> {
   return new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).filter((d) => d[0]).map(([name, ...values]) => [name!, values]));
 }
 
-/** The headers SPEC'd for every HTML page, and no inline script or style in the page itself. */
+/** The headers every HTML page must carry, and no inline script or style in the page itself. */
 function assertHardened(headers: Headers | Record<string, string>, html: string, what: string): void {
   const get = (name: string) => (headers instanceof Headers ? headers.get(name) : (headers[name] ?? null));
   assert.match(get('content-type') ?? '', /^text\/html/, what);
