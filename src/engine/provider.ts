@@ -106,17 +106,16 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   const recordAccounts = recordBrowserAccounts(sessionCookie);
   const switchSession = switchToHintedSession(sessionCookie);
   const throttled = throttleClientAuthentication(deps.throttle);
-  provider.use(hardenEnginePages as never);
   provider.use(
     rulesByEndpoint({
       discovery: [tokenExchangeInDiscoveryWhileOn(deps)],
       jwks: [jwksCacheControl(deps.config.jwksMaxAge)],
-      authorization: [openidScopeRequired, switchSession, offlineAccessAsksConsent, recordAccounts],
+      authorization: [hardenEnginePages, openidScopeRequired, switchSession, offlineAccessAsksConsent, recordAccounts],
       token: [throttled, checkForm, tokenErrorNames],
       introspection: [throttled, checkForm, introspectionDetails(deps.lookupUser, deps.findAccount)],
       revocation: [throttled, checkForm],
       userinfo: [bearerChallenge],
-      end_session: [switchSession, recordAccounts, revokeAccessTokensAtLogout],
+      end_session: [hardenEnginePages, switchSession, recordAccounts, revokeAccessTokensAtLogout],
     }) as never,
   );
 

@@ -132,6 +132,15 @@ export class AuthThrottle {
     this.broadcast = broadcast;
   }
 
+  /**
+   * `retryAfter` of the request's address. The hot paths (token,
+   * introspection) ask on every request: while no address is blocked, the
+   * answer costs one size check and the address is not even worked out.
+   */
+  retryAfterOf(req: IncomingMessage): number | undefined {
+    return this.blocked.size === 0 ? undefined : this.retryAfter(this.addressOf(req));
+  }
+
   /** Whole seconds (at least 1) until `address` may try again, or undefined when it is not blocked. Memory only. */
   retryAfter(address: string): number | undefined {
     if (!this.failures) return undefined;
