@@ -39,8 +39,11 @@ export async function redisInvalidation(redis: Redis, channel: string): Promise<
   });
   return {
     publish(topic) {
-      // Our own node hears its message too; publishing failures leave the TTL to do the job.
-      redis.publish(channel, topic).catch(() => local.publish(topic));
+      // This node's caches are cleared before the write is answered (its
+      // caller reads its own write at once); the others hear it from Redis,
+      // and if publishing fails their TTLs do the job.
+      local.publish(topic);
+      redis.publish(channel, topic).catch(() => {});
     },
     on: local.on,
     async close() {
