@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import type { Redis } from 'ioredis';
@@ -43,10 +44,12 @@ return math.max(1, tonumber(oldest[2]) + window - now)
 `;
 
 export function redisFailureWindow(redis: Redis, limit: number, windowSeconds: number): FailureWindow {
+  // Members must differ across nodes (hosts may share a pid) for failures in the same millisecond.
+  const node = randomBytes(6).toString('hex');
   let sequence = 0;
   return {
     async add(address) {
-      const answer = await redis.eval(ADD_FAILURE, 1, `auth-failures:{${address}}`, windowSeconds * 1000, limit, `${process.pid}.${++sequence}`);
+      const answer = await redis.eval(ADD_FAILURE, 1, `auth-failures:{${address}}`, windowSeconds * 1000, limit, `${node}.${++sequence}`);
       return Number(answer);
     },
   };
