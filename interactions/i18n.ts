@@ -31,6 +31,8 @@ const en = {
   error: 'Something went wrong',
   fieldRequired: 'This field is required.',
   invalidEmail: 'Enter a valid email address.',
+  unavailableTitle: 'Temporarily unavailable',
+  unavailable: 'Sign-in is temporarily unavailable. Please try again in a few seconds.',
 } as const;
 
 export type Messages = Record<keyof typeof en, string>;
@@ -65,6 +67,8 @@ const de: Messages = {
   error: 'Etwas ist schiefgelaufen',
   fieldRequired: 'Dieses Feld ist erforderlich.',
   invalidEmail: 'Geben Sie eine gültige E-Mail-Adresse ein.',
+  unavailableTitle: 'Vorübergehend nicht verfügbar',
+  unavailable: 'Die Anmeldung ist vorübergehend nicht verfügbar. Bitte versuchen Sie es in einigen Sekunden erneut.',
 };
 
 export const CATALOGUES: Record<string, Messages> = { en, de };

@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../logger.ts';
 import { AlreadyExists, InvalidArgument, NotFound, PayloadTooLarge, PermissionDenied, Unauthenticated } from '../domain/errors.ts';
+import { RETRY_AFTER_SECONDS, StoreUnavailable } from '../storage/outage.ts';
 
 /** SEED 2.7 / SPEC 3: the gRPC-gateway error body. */
 export interface ApiErrorBody {
@@ -17,7 +18,7 @@ function info(reason: string): ApiErrorBody['details'][number] {
 }
 
 /** The one place where errors become status codes and bodies. */
-export function toWire(err: unknown, requestId: string): { status: number; body: ApiErrorBody; authenticate?: boolean } {
+export function toWire(err: unknown, requestId: string): { status: number; body: ApiErrorBody; authenticate?: boolean; retryAfter?: number } {
   if (err instanceof InvalidArgument) {
     const details = err.violations.length ? [{ '@type': BAD_REQUEST, fieldViolations: err.violations }] : [info('INVALID_ARGUMENT')];
     return { status: 400, body: { code: 3, message: err.message, details } };
@@ -27,6 +28,9 @@ export function toWire(err: unknown, requestId: string): { status: number; body:
   if (err instanceof PermissionDenied) return { status: 403, body: { code: 7, message: err.message, details: [info('PERMISSION_DENIED')] } };
   if (err instanceof NotFound) return { status: 404, body: { code: 5, message: err.message, details: [info('NOT_FOUND')] } };
   if (err instanceof AlreadyExists) return { status: 409, body: { code: 6, message: err.message, details: [info('ALREADY_EXISTS')] } };
+  if (err instanceof StoreUnavailable) {
+    return { status: 503, body: { code: 14, message: 'the service is temporarily unavailable, try again shortly', details: [info('UNAVAILABLE')] }, retryAfter: RETRY_AFTER_SECONDS };
+  }
   return { status: 500, body: { code: 13, message: `internal error (request id ${requestId})`, details: [info('INTERNAL')] } };
 }
 
@@ -41,6 +45,7 @@ export function apiErrors(log: Logger): Middleware {
       ctx.status = wire.status;
       ctx.body = wire.body;
       if (wire.authenticate) ctx.set('WWW-Authenticate', 'Bearer realm="portcullis"');
+      if (wire.retryAfter) ctx.set('Retry-After', String(wire.retryAfter));
     }
   };
 }

@@ -10,6 +10,7 @@ import { bearerChallenge, openidScopeRequired } from './authorization-rules.ts';
 import { introspectionDetails } from './token-policies.ts';
 import { registerGrants, tokenExchangeInDiscoveryWhileOn } from './grants/index.ts';
 import { rulesByEndpoint, type EngineRule } from './rules-by-endpoint.ts';
+import { RETRY_AFTER_SECONDS } from '../storage/outage.ts';
 import { offlineAccessAsksConsent, recordBrowserAccounts, revokeAccessTokensAtLogout, switchToHintedSession } from './sign-in-policy.ts';
 
 interface ClientSchema {
@@ -83,6 +84,16 @@ function jwksCacheControl(maxAge: number): EngineRule {
   };
 }
 
+/**
+ * A store outage is answered 503 (storage/outage.ts): RFC 9110 10.2.3 lets
+ * the client know when to try again. Registered first, so it sees every
+ * answer the engine's routes give.
+ */
+const retryAfterWhenUnavailable: EngineRule = async (ctx, next) => {
+  await next();
+  if (ctx.status === 503) ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
+};
+
 // One factory builds the whole engine, because rotating signing keys means
 // building a new Provider (it snapshots its keys at construction) and
 // everything attached to an instance must be attached again.
@@ -103,6 +114,7 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   const checkForm = endpointRules(jwtTokens);
   const recordAccounts = recordBrowserAccounts(sessionCookie);
   const switchSession = switchToHintedSession(sessionCookie);
+  provider.use(retryAfterWhenUnavailable as never);
   provider.use(
     rulesByEndpoint({
       discovery: [tokenExchangeInDiscoveryWhileOn(deps)],

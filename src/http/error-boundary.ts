@@ -1,15 +1,22 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../logger.ts';
+import { RETRY_AFTER_SECONDS, StoreUnavailable } from '../storage/outage.ts';
 
 /**
- * Last line of defence for our own routes: an error nobody mapped becomes a
- * 500 with a request id to quote, and its details go to the log only.
+ * Last line of defence for our own routes: a store outage becomes 503, an
+ * error nobody mapped a 500 with a request id to quote, and its details go to the log only.
  */
 export function errorBoundary(log: Logger): Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (err) {
+      if (err instanceof StoreUnavailable) {
+        ctx.status = 503;
+        ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
+        ctx.body = { error: err.error, error_description: err.error_description };
+        return;
+      }
       const status = (err as { status?: number; expose?: boolean }).status;
       if (status && status < 500 && (err as { expose?: boolean }).expose) {
         ctx.status = status;

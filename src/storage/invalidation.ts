@@ -33,6 +33,8 @@ export async function redisInvalidation(redis: Redis, channel: string): Promise<
   const local = localInvalidation();
   const subscriber = redis.duplicate();
   subscriber.on('error', () => {});
+  // Commands are not queued while a client connects (storage/redis.ts).
+  await subscriber.connect();
   await subscriber.subscribe(channel);
   subscriber.on('message', (from, topic) => {
     if (from === channel && TOPICS.has(topic)) local.publish(topic as CacheTopic);
