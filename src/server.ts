@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Server as NetServer, type AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import type { ConfigResult } from '../config/load.ts';
 import type { Logger } from './logger.ts';
@@ -20,6 +20,7 @@ import { ENGINE_GRANT_TYPES } from './engine/configuration.ts';
 import { EngineHolder } from './engine/engine-holder.ts';
 import { healthRoutes, type Dependency } from './http/health.ts';
 import { createMetrics, metricsRoutes } from './http/metrics.ts';
+import { trackConnections } from './http/connections.ts';
 import { localInvalidation, redisInvalidation } from './storage/invalidation.ts';
 import { UserCache } from './storage/user-cache.ts';
 import { FeatureCache } from './storage/feature-cache.ts';
@@ -135,12 +136,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       ],
     });
     const server = createServer(app);
-    let stopping = false;
-    // While stopping, every response closes its connection, so keep-alive
-    // clients (load balancers) do not hold the shutdown until its deadline.
-    server.on('request', (_req, res) => {
-      if (stopping) res.setHeader('Connection', 'close');
-    });
+    const connections = trackConnections(server);
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -158,13 +154,15 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     let stopped: Promise<void> | undefined;
     const stop = () =>
       (stopped ??= (async () => {
-        stopping = true;
+        connections.beginStop();
         clearInterval(sweeper);
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // net.Server's close stops accepting; http.Server's would also close
+        // every idle connection at once, resetting requests clients are
+        // sending on them at that instant (http/connections.ts).
+        const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
         // Connections that finish their last request become idle: close them
-        // as they do, instead of waiting for the client to hang up.
-        const reaper = setInterval(() => server.closeIdleConnections(), 100);
-        server.closeIdleConnections();
+        // soon after, instead of waiting for the client to hang up.
+        const reaper = setInterval(() => connections.closeIdle(), 50);
         const deadline = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeout * 1000).unref());
         await Promise.race([closed, deadline]);
         clearInterval(reaper);
