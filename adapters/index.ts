@@ -1,5 +1,5 @@
 import type { Adapter } from 'oidc-provider';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/storage/redis.ts';
 import type { Database } from '../src/storage/database.ts';
 import { PostgresAdapter } from './postgres.ts';
 import { RedisAdapter } from './redis.ts';
@@ -32,7 +32,7 @@ export const SHORT_LIVED_MODELS: ReadonlySet<string> = new Set([
 
 export interface AdapterStores {
   db: Database;
-  redis?: Redis;
+  redis?: RedisClient;
   /** Our OIDC apps, served as the engine's `Client` model. */
   clients?: ClientDirectory;
   /** Told of every failed storage call, by store (for /metrics); an unreachable store's errors become StoreUnavailable either way. */

@@ -1,5 +1,6 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from '../src/storage/redis.ts';
 
 // Sets `consumed` only on a record that still exists: a plain HSET on a
 // record that just expired would recreate it as a key without TTL.
@@ -23,7 +24,7 @@ interface RecordScripts {
 }
 
 /** The scripts, defined once per client: ioredis then sends their SHA (EVALSHA), not their text. */
-function scripts(redis: Redis): RecordScripts {
+function scripts(redis: RedisClient): RecordScripts {
   const client = redis as unknown as Partial<RecordScripts>;
   if (!client.replaceRecord) {
     redis.defineCommand('replaceRecord', { numberOfKeys: 1, lua: REPLACE_SCRIPT });
@@ -67,9 +68,9 @@ function toPayload(hash: Record<string, string>): AdapterPayload | undefined {
  */
 export class RedisAdapter implements Adapter {
   readonly model: string;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
 
-  constructor(model: string, redis: Redis) {
+  constructor(model: string, redis: RedisClient) {
     this.model = model;
     this.redis = redis;
   }

@@ -1,11 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import { Server as NetServer, type AddressInfo } from 'node:net';
-import type { Redis } from 'ioredis';
 import type { ConfigResult } from '../config/load.ts';
 import type { Logger } from './logger.ts';
 import { openDatabase, type Database } from './storage/database.ts';
 import { migrate } from './storage/migrate.ts';
-import { connectRedis } from './storage/redis.ts';
+import { closeRedis, connectRedis, redisConfigured, type RedisClient } from './storage/redis.ts';
 import { deriveKey, resolveMasterKey, verifyMasterKey } from './keys/master-key.ts';
 import { ensureSigningKey, loadSigningKeys, type SigningKey } from './keys/signing-keys.ts';
 import { advanceSigningKeys } from './keys/rotation.ts';
@@ -38,7 +37,7 @@ export interface RunningServer {
   server: Server;
   url: string;
   db: Database;
-  redis?: Redis;
+  redis?: RedisClient;
   engine: EngineHolder;
   /** Stops accepting, lets in-flight requests finish (bounded), closes the pools. */
   stop(): Promise<void>;
@@ -61,8 +60,8 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     await verifyMasterKey(db, master.key);
     const sealingKey = deriveKey(master.key, 'signing key sealing');
 
-    const redis = config.redisUrl ? await connectRedis(config.redisUrl, config.redisPrefix) : undefined;
-    if (redis) closers.unshift(() => redis.quit());
+    const redis = redisConfigured(config) ? await connectRedis(config) : undefined;
+    if (redis) closers.unshift(() => closeRedis(redis));
 
     const secretKey = deriveKey(master.key, 'secret digests');
     const orgSettings = { instanceDomain: config.instanceDomain, passwordPolicy: { minLength: config.passwordMinLength } };

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
+import type { RedisClient } from './redis.ts';
 
 export type CacheTopic = 'clients' | 'users' | 'features';
 
@@ -29,14 +30,14 @@ export function localInvalidation(): Invalidation {
   };
 }
 
-export async function redisInvalidation(redis: Redis, channel: string): Promise<Invalidation> {
+export async function redisInvalidation(redis: RedisClient, channel: string): Promise<Invalidation> {
   const local = localInvalidation();
-  const subscriber = redis.duplicate();
+  const subscriber: RedisClient = redis instanceof Cluster ? redis.duplicate() : redis.duplicate();
   subscriber.on('error', () => {});
   // Commands are not queued while a client connects (storage/redis.ts).
   await subscriber.connect();
   await subscriber.subscribe(channel);
-  subscriber.on('message', (from, topic) => {
+  subscriber.on('message', (from: string, topic: string) => {
     if (from === channel && TOPICS.has(topic)) local.publish(topic as CacheTopic);
   });
   return {

@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -55,6 +55,13 @@ async function waitForPort(port: number, ms: number, probe?: { send: string; exp
 
 // ---- Redis
 
+const children = new Set<ChildProcess>();
+
+// A test that dies leaves no redis-server behind.
+process.once('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
 export interface OwnRedis {
   port: number;
   url: string;
@@ -68,16 +75,41 @@ export interface OwnRedis {
   cleanup(): Promise<void>;
 }
 
-/** A redis-server on a free port of 127.0.0.1, in a folder of its own; `args` are more command-line options. */
-export async function startOwnRedis(args: string[] = [], options: { port?: number } = {}): Promise<OwnRedis> {
+export interface OwnRedisOptions {
+  port?: number;
+  /** Run as a Sentinel watching this master (quorum 1, down after 1 s). */
+  sentinelOf?: { name: string; masterPort: number };
+}
+
+/**
+ * A redis-server on a free port of 127.0.0.1, in a folder of its own,
+ * without persistence; `args` are more command-line options.
+ */
+export async function startOwnRedis(args: string[] = [], options: OwnRedisOptions = {}): Promise<OwnRedis> {
   if (!REDIS_SERVER) throw new Error('redis-server is not installed');
   const port = options.port ?? (await freePort());
   const dir = tempDir('portcullis-redis-');
+  const { sentinelOf } = options;
+  if (sentinelOf) {
+    // A Sentinel rewrites its configuration file, so it gets one of its own.
+    writeFileSync(
+      join(dir, 'sentinel.conf'),
+      [
+        `sentinel monitor ${sentinelOf.name} 127.0.0.1 ${sentinelOf.masterPort} 1`,
+        `sentinel down-after-milliseconds ${sentinelOf.name} 1000`,
+        `sentinel failover-timeout ${sentinelOf.name} 5000`,
+        '',
+      ].join('\n'),
+    );
+  }
   let child: ChildProcess | undefined;
   let log = '';
   const start = async () => {
-    const base = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no'];
-    const proc = spawn(REDIS_SERVER, [...base, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const base = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--protected-mode', 'no'];
+    const argv = sentinelOf ? [join(dir, 'sentinel.conf'), '--sentinel', ...base] : [...base, '--save', '', '--appendonly', 'no', ...args];
+    const proc = spawn(REDIS_SERVER, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(proc);
+    proc.once('exit', () => children.delete(proc));
     proc.stdout!.on('data', (chunk) => (log = (log + chunk).slice(-4000)));
     proc.stderr!.on('data', (chunk) => (log = (log + chunk).slice(-4000)));
     child = proc;
