@@ -200,3 +200,42 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     },
   };
 }
+
+// ---- Redis Cluster
+
+export interface OwnRedisCluster {
+  nodes: OwnRedis[];
+  /** `127.0.0.1:port,…`, the REDIS_CLUSTER_NODES of the masters. */
+  addresses: string;
+  cleanup(): Promise<void>;
+}
+
+/** `masters` redis-servers in cluster mode, their slots spread by `redis-cli --cluster create`, no replicas. */
+export async function startOwnRedisCluster(masters = 3): Promise<OwnRedisCluster> {
+  const nodes: OwnRedis[] = [];
+  try {
+    for (let i = 0; i < masters; i += 1) {
+      // The cluster bus needs a port of its own (by default port + 10000, which may not exist).
+      const busPort = await freePort();
+      nodes.push(await startOwnRedis(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', '--cluster-port', String(busPort)]));
+    }
+    await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes']);
+    const deadline = Date.now() + 15_000;
+    for (const node of nodes) {
+      while (!(await node.cli('CLUSTER', 'INFO')).includes('cluster_state:ok')) {
+        if (Date.now() > deadline) throw new Error('the Redis Cluster did not become ready');
+        await sleep(100);
+      }
+    }
+  } catch (err) {
+    await Promise.all(nodes.map((n) => n.cleanup()));
+    throw err;
+  }
+  return {
+    nodes,
+    addresses: nodes.map((n) => `127.0.0.1:${n.port}`).join(','),
+    cleanup: async () => {
+      await Promise.all(nodes.map((n) => n.cleanup()));
+    },
+  };
+}
