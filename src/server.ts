@@ -120,6 +120,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     if (redis) dependencies.push({ name: 'redis', ping: () => redis.ping() });
 
     const inFlight = { count: 0 };
+    let stopping = false;
     const app = createApp({
       inFlight,
       log,
@@ -128,7 +129,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       trustProxy: config.trustProxy,
       engine,
       routers: [
-        healthRoutes(dependencies),
+        healthRoutes(dependencies, () => stopping),
         metricsRoutes(metrics),
         adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db)], secretKey, clients, usersChanged: () => invalidation.publish('users'), featuresChanged: () => invalidation.publish('features'), engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
         interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics }),
@@ -153,6 +154,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     let stopped: Promise<void> | undefined;
     const stop = () =>
       (stopped ??= (async () => {
+        stopping = true;
         connections.beginStop();
         clearInterval(sweeper);
         // net.Server's close stops accepting; http.Server's would also close

@@ -14,15 +14,18 @@ export interface ConnectionTracker {
 /**
  * The connections of a server, for a graceful stop (RFC 9112 9.6, 9.8).
  * Once stopping, a keep-alive connection is closed after its current
- * request, by that response's `Connection: close`. One without a request is
- * closed once it has been idle for IDLE_GRACE_MS, not at the instant it
+ * request, by that response's `Connection: close`. One without a request
+ * (not even the first bytes of one) is closed once it has been idle for
+ * IDLE_GRACE_MS, not at the instant it
  * turns idle: a busy client sends its next request on it within a
  * millisecond, and closing the connection then would reset that request
  * instead of answering it.
  */
 export function trackConnections(server: Server): ConnectionTracker {
   const requests = new Map<Socket, number>();
-  const idleSince = new Map<Socket, number>();
+  /** Sockets without a request, with when they became so and how many bytes they had read then. */
+  const idleSince = new Map<Socket, { at: number; bytesRead: number }>();
+  const markIdle = (socket: Socket) => idleSince.set(socket, { at: Date.now(), bytesRead: socket.bytesRead });
   const unanswered = new Set<ServerResponse>();
   let stopping = false;
   const closeAfter = (res: ServerResponse) => {
@@ -30,7 +33,7 @@ export function trackConnections(server: Server): ConnectionTracker {
   };
 
   server.on('connection', (socket: Socket) => {
-    idleSince.set(socket, Date.now());
+    markIdle(socket);
     socket.once('close', () => {
       idleSince.delete(socket);
       requests.delete(socket);
@@ -47,7 +50,7 @@ export function trackConnections(server: Server): ConnectionTracker {
       const left = (requests.get(socket) ?? 1) - 1;
       if (socket.destroyed) return;
       requests.set(socket, left);
-      if (left === 0) idleSince.set(socket, Date.now());
+      if (left === 0) markIdle(socket);
     });
   });
 
@@ -59,7 +62,11 @@ export function trackConnections(server: Server): ConnectionTracker {
     },
     closeIdle() {
       const now = Date.now();
-      for (const [socket, since] of idleSince) if (now - since >= IDLE_GRACE_MS) socket.destroy();
+      for (const [socket, idle] of idleSince) {
+        // Bytes read since: a request is on its way, its headers not complete yet.
+        if (socket.bytesRead !== idle.bytesRead) continue;
+        if (now - idle.at >= IDLE_GRACE_MS) socket.destroy();
+      }
     },
   };
 }

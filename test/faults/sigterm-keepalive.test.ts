@@ -47,7 +47,7 @@ describe('SIGTERM under keep-alive load', () => {
   let server: SpawnedServer;
   const agent = new Agent({ keepAlive: true, maxSockets: LOAD_WORKERS });
   const load = { answers: [] as Array<{ status: number; connection: string | undefined; msAfterSignal: number }>, errors: [] as string[] };
-  const seen: { inFlight?: string[]; stuck?: string; exitCode?: number | null; exitedMs?: number; signalledAt?: number } = {};
+  const seen: { inFlight?: string[]; stuck?: string; readiness?: string; exitCode?: number | null; exitedMs?: number; signalledAt?: number } = {};
 
   before(async () => {
     server = await spawnServer({ SHUTDOWN_TIMEOUT: String(SHUTDOWN_TIMEOUT), LOG_LEVEL: 'warn' });
@@ -80,13 +80,18 @@ describe('SIGTERM under keep-alive load', () => {
     // One client that never finishes its request.
     const stuck = await openRaw(server.port);
     startTokenRequest(stuck.socket);
+    // A load balancer's health check whose headers are still on their way.
+    const probe = await openRaw(server.port);
+    probe.socket.write('GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
     await sleep(500);
 
     seen.signalledAt = Date.now();
     server.child.kill('SIGTERM');
     await sleep(300);
     for (const raw of inFlight) raw.socket.write(BODY.slice(10));
+    probe.socket.write('Connection: keep-alive\r\n\r\n');
     seen.inFlight = await Promise.all(inFlight.map((raw) => raw.closed));
+    seen.readiness = await probe.closed;
     seen.stuck = await stuck.closed;
     seen.exitCode = await server.exited;
     seen.exitedMs = Date.now() - seen.signalledAt;
@@ -107,6 +112,12 @@ describe('SIGTERM under keep-alive load', () => {
       assert.match(received, /"error":"invalid_client"/);
       assert.equal(received.match(/HTTP\/1\.1 /g)?.length, 1, 'one answer, then the connection closed');
     }
+  });
+
+  it('says it is not ready any more, over a connection kept alive, to a health check begun before the signal', () => {
+    assert.match(seen.readiness ?? '', /^HTTP\/1\.1 503 /, `health check answered: ${seen.readiness?.slice(0, 200)}`);
+    assert.match(seen.readiness ?? '', /\r\nConnection: close\r\n/i);
+    assert.match(seen.readiness ?? '', /"status":"stopping"/);
   });
 
   it('answers the keep-alive load normally until the listener closes, the answers after the signal with Connection: close', () => {
