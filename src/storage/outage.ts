@@ -50,10 +50,10 @@ const POSTGRES_OUTAGE = /^(08|53|57P0[1-3]|58)/;
  * about the connection.
  */
 export function isPostgresOutage(err: unknown): boolean {
-  if (err instanceof StoreUnavailable) return false;
-  const code = (err as { code?: unknown } | null)?.code;
+  if (err instanceof StoreUnavailable || !(err instanceof Error) || isProgrammingError(err)) return false;
+  const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return POSTGRES_OUTAGE.test(code);
-  return err instanceof Error && !isProgrammingError(err);
+  return true;
 }
 
 // Replies Redis gives while it cannot serve: loading its data set, a
