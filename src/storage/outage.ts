@@ -44,15 +44,17 @@ function isProgrammingError(err: unknown): boolean {
 const POSTGRES_OUTAGE = /^(08|53|57P0[1-3]|58)/;
 
 /**
- * Whether a `pg` error means PostgreSQL is unreachable. Errors PostgreSQL
- * reports carry a five-character SQLSTATE; anything else from the driver
+ * Whether a `pg` (or PGlite) error means PostgreSQL is unreachable. Errors
+ * PostgreSQL reports carry a SQLSTATE; anything else from the driver
  * (refused or reset connections, "Connection terminated", pool timeouts) is
  * about the connection.
  */
 export function isPostgresOutage(err: unknown): boolean {
   if (err instanceof StoreUnavailable || !(err instanceof Error) || isProgrammingError(err)) return false;
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return POSTGRES_OUTAGE.test(code);
+  // An error PostgreSQL sent has a severity and a SQLSTATE; a socket error
+  // has an errno name (EPIPE is five letters too).
+  const { code, severity } = err as { code?: unknown; severity?: unknown };
+  if (typeof severity === 'string' && typeof code === 'string') return POSTGRES_OUTAGE.test(code);
   return true;
 }
 

@@ -33,11 +33,11 @@ describe('store errors', () => {
   });
 
   test('SQLSTATEs of a server shutting down, starting or out of connections are outages; others are not', () => {
-    const sqlError = (code: string) => Object.assign(new Error(`sqlstate ${code}`), { code });
+    const sqlError = (code: string) => Object.assign(new Error(`sqlstate ${code}`), { code, severity: 'FATAL' });
     for (const code of ['08006', '08001', '57P01', '57P02', '57P03', '53300', '58030']) assert.equal(isPostgresOutage(sqlError(code)), true, code);
     for (const code of ['23505', '42601', '22P02', '40001', '42P01']) assert.equal(isPostgresOutage(sqlError(code)), false, code);
     // Node's socket errors carry an errno name, not a SQLSTATE.
-    assert.equal(isPostgresOutage(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })), true);
+    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'EPIPE']) assert.equal(isPostgresOutage(Object.assign(new Error(code), { code })), true, code);
   });
 
   test('our own mistakes and non-errors are never outages', () => {
