@@ -134,3 +134,18 @@ export async function deleteExpiredEngineRecords(db: Queryable, limit = 1000): P
   const { rowCount } = await db.query(DELETE_EXPIRED, [limit]);
   return rowCount;
 }
+
+/**
+ * Deletes expired records batch after batch until none is left, so a node
+ * without Redis (every short-lived record in PostgreSQL) never falls behind
+ * however many expire between two sweeps. Each batch is its own statement:
+ * no long lock, and other queries get their turn in between.
+ */
+export async function sweepExpiredEngineRecords(db: Queryable, batch = 1000): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = await deleteExpiredEngineRecords(db, batch);
+    total += deleted;
+    if (deleted < batch) return total;
+  }
+}

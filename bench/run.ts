@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { deleteRedisPrefix, dropSchema, freePort, randomMasterKey } from '../test/support/server.ts';
 import { readResponse, type ApiResponse } from '../test/support/api.ts';
 import { signAssertions, type MachineKeyFile } from './assertions.ts';
-import { basicAuth, runCodeFlow, type CodeFlowClient, type CodeFlowUser } from './code-flow.ts';
+import { basicAuth, runCodeFlow, type CodeFlowClient, type CodeFlowUser } from '../test/support/code-flow.ts';
 import { BENCH_CORE, NODE, ROOT, SERVER_CORE, killChildrenNow, memoryOf, pinSelf, pinning, spawnChild, tempDir, type Child } from './processes.ts';
 import {
   SCENARIOS,

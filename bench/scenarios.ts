@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { runCodeFlow, type CodeFlowClient, type CodeFlowUser, type TokenSet } from './code-flow.ts';
+import { runCodeFlow, type CodeFlowClient, type CodeFlowUser, type TokenSet } from '../test/support/code-flow.ts';
 import { cpuSecondsOf, sampleRss } from './processes.ts';
 
 // The load of each scenario and how it is measured. HTTP scenarios run

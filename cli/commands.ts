@@ -152,6 +152,7 @@ export const COMMANDS: Command[] = [
       'access-token': { type: 'string', arg: '<type>', description: 'bearer (opaque, default) or jwt' },
       'dev-mode': { type: 'boolean', description: 'allow http and localhost redirect URIs' },
       'id-token-userinfo': { type: 'boolean', description: 'put the userinfo claims into the ID token' },
+      'iam-api-access': { type: 'boolean', description: "may obtain tokens for this service's admin API (IAM_OWNER, apps of the first org only)" },
     },
     required: ['project', 'name'],
     request(values) {
@@ -172,6 +173,7 @@ export const COMMANDS: Command[] = [
       if (token !== undefined) body.accessTokenType = mapped('add-app', 'access-token', token, APP_TOKEN_TYPES);
       if (values['dev-mode'] === true) body.devMode = true;
       if (values['id-token-userinfo'] === true) body.idTokenUserinfoAssertion = true;
+      if (values['iam-api-access'] === true) body.iamApiAccess = true;
       return { method: 'POST', path: `/management/v1/projects/${id(str(values, 'project')!)}/apps/oidc`, body };
     },
     describe: (r, v) => [

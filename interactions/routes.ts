@@ -9,9 +9,12 @@ import type { Metrics } from '../src/http/metrics.ts';
 import { INTERACTION_PATH } from '../src/engine/routes.ts';
 import { PAGE_HEADERS } from '../src/engine/pages.ts';
 import { liveBrowserAccounts, readBrowserAccounts } from '../src/engine/browser-accounts.ts';
+import { addGrantableScopes } from '../src/engine/api-scope.ts';
+import { effectivePolicy } from '../src/queries/policies.ts';
+import { LOGIN_POLICY } from '../src/domain/policies/login.ts';
 import { findUser } from '../src/storage/users.ts';
 import { loginName } from '../src/domain/users.ts';
-import { AlreadyExists, InvalidArgument } from '../src/domain/errors.ts';
+import { AlreadyExists, InvalidArgument, Unavailable } from '../src/domain/errors.ts';
 import { authenticatePassword } from '../src/queries/authenticate-password.ts';
 import { registerHuman } from '../src/commands/register-human.ts';
 import type { OrgSettings } from '../src/commands/setup-org.ts';
@@ -68,7 +71,9 @@ function epochNow(): number {
  * registration pages for the engine's interactions.
  */
 export function interactionRoutes(deps: InteractionDeps): Router {
-  const router = new Router({ prefix: INTERACTION_PATH });
+  // One spelling of each page: matched as written, so a path in another
+  // letter case is not a page (it would skip this router's own middleware).
+  const router = new Router({ prefix: INTERACTION_PATH, sensitive: true });
   const minPassword = deps.orgSettings.passwordPolicy.minLength;
 
   async function load(ctx: Context): Promise<Loaded> {
@@ -162,14 +167,24 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const existing = interaction.grantId ? await provider.Grant.find(interaction.grantId) : undefined;
     const grant = existing ?? new provider.Grant({ accountId, clientId });
     const missing = interaction.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[] };
-    if (missing.missingOIDCScope?.length) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+    addGrantableScopes(grant, loaded.client, missing.missingOIDCScope ?? []);
     if (missing.missingOIDCClaims?.length) grant.addOIDCClaims(missing.missingOIDCClaims);
     await finish(ctx, loaded, { consent: { grantId: await grant.save() } });
   }
 
-  /** Registration creates the user in the app's org, so it needs an app of ours. */
-  function canRegister(loaded: Loaded): boolean {
-    return Boolean(loaded.client?.org_id);
+  /**
+   * Registration creates the user in the app's org, so it needs an app of
+   * ours, and that org's login policy must allow it (allowRegister).
+   */
+  async function canRegister(loaded: Loaded): Promise<boolean> {
+    const orgId = loaded.client?.org_id;
+    return Boolean(orgId) && (await effectivePolicy(deps.db, LOGIN_POLICY, orgId!)).allowRegister;
+  }
+
+  /** The registration form, or a page saying registration is closed for this app. */
+  async function registrationForm(ctx: Context, loaded: Loaded): Promise<void> {
+    if (!(await canRegister(loaded))) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.registrationClosed), 403);
+    render(ctx, registrationPage(loaded.page, {}, minPassword));
   }
 
   router.use(async (ctx, next) => {
@@ -177,12 +192,17 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       await next();
     } catch (err) {
       const lang = chooseLanguage(undefined, ctx.get('accept-language'));
+      const t = CATALOGUES[lang]!;
       if (err instanceof StoreUnavailable) {
         ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
         return render(ctx, unavailablePage(lang), 503);
       }
+      if (err instanceof Unavailable) {
+        ctx.set('Retry-After', String(err.retryAfter));
+        return render(ctx, messagePage(lang, t, t.busy), 503);
+      }
       if (!(err instanceof InteractionGone)) throw err;
-      render(ctx, messagePage(lang, CATALOGUES[lang]!, CATALOGUES[lang]!.sessionExpired), 400);
+      render(ctx, messagePage(lang, t, t.sessionExpired), 400);
     }
   });
   router.use(bodyParser({ enableTypes: ['form'], formLimit: '64kb', onError: () => {
@@ -200,20 +220,20 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const loaded = await load(ctx);
     const prompt = loaded.interaction.prompt.name;
     if (prompt === 'consent') return grantConsent(ctx, loaded);
-    if (prompt === 'create') return render(ctx, registrationPage(loaded.page, {}, minPassword));
+    if (prompt === 'create') return registrationForm(ctx, loaded);
     if (prompt === 'select_account' && ctx.query.other === undefined) {
       const choices = await accountChoices(ctx, loaded.provider);
       if (choices.length) return render(ctx, accountPickerPage(loaded.page, choices));
     }
     const prefill = ctx.query.other === undefined ? await currentLoginName(loaded) : undefined;
-    render(ctx, loginNamePage(loaded.page, { loginName: prefill, canRegister: canRegister(loaded) }));
+    render(ctx, loginNamePage(loaded.page, { loginName: prefill, canRegister: await canRegister(loaded) }));
   });
 
   router.post('/:uid/login-name', async (ctx) => {
     const loaded = await load(ctx);
     if (!checkCsrf(ctx, loaded)) return;
     const name = text(form(ctx).loginName, 500).trim();
-    if (!name) return render(ctx, loginNamePage(loaded.page, { error: loaded.page.t.fieldRequired, canRegister: canRegister(loaded) }));
+    if (!name) return render(ctx, loginNamePage(loaded.page, { error: loaded.page.t.fieldRequired, canRegister: await canRegister(loaded) }));
     // Unknown login names get the password page too: the two steps do not
     // tell who has an account.
     render(ctx, passwordPage(loaded.page, { loginName: name }));
@@ -241,15 +261,14 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const accountId = text(form(ctx).accountId, 64);
     const choices = await accountChoices(ctx, loaded.provider);
     if (!choices.some((c) => c.accountId === accountId)) {
-      return render(ctx, loginNamePage(loaded.page, { canRegister: canRegister(loaded) }));
+      return render(ctx, loginNamePage(loaded.page, { canRegister: await canRegister(loaded) }));
     }
     await switchSession(ctx, loaded, accountId);
     await finish(ctx, loaded, { select_account: {} });
   });
 
   router.get('/:uid/register', async (ctx) => {
-    const loaded = await load(ctx);
-    render(ctx, registrationPage(loaded.page, {}, minPassword));
+    await registrationForm(ctx, await load(ctx));
   });
 
   router.post('/:uid/register', async (ctx) => {
@@ -261,6 +280,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const errors = registrationErrors(loaded.page, values, password, text(body.passwordRepeat));
     const orgId = loaded.client?.org_id;
     if (!orgId) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.error), 400);
+    if (!(await canRegister(loaded))) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.registrationClosed), 403);
     if (Object.keys(errors).length) return render(ctx, registrationPage(loaded.page, { ...values, errors }, minPassword));
     let userId: string;
     try {

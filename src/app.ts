@@ -1,9 +1,10 @@
-import type { IncomingMessage, RequestListener } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import type Router from '@koa/router';
 import type { Logger } from './logger.ts';
 import type { EngineHolder } from './engine/engine-holder.ts';
 import { DISCOVERY_PATH } from './engine/routes.ts';
+import { engineDoor } from './http/engine-paths.ts';
 import { requestContext, requestIdOf } from './http/request-context.ts';
 import { errorBoundary } from './http/error-boundary.ts';
 import { recordMatchedRoute, requestMetrics, type Metrics } from './http/metrics.ts';
@@ -20,18 +21,21 @@ export interface AppParts {
   issuer: string;
   trustProxy: boolean;
   engine: EngineHolder;
-  /** Our own routes, tried in order before the engine. */
+  /** Our own routes, tried in order. */
   routers: Router[];
 }
 
 /**
- * The engine answers this path unconditionally, but SEED 1 says the service
- * has no OAuth 2.0 Authorization Server Metadata endpoint.
+ * Another spelling of an engine path, or one the engine would answer but this
+ * service does not serve (OAuth 2.0 Authorization Server Metadata: the
+ * service publishes OpenID Connect discovery only).
  */
-const NOT_SERVED = new Set(['/.well-known/oauth-authorization-server']);
+const NOT_FOUND_BODY = JSON.stringify({ error: 'not_found', error_description: `no endpoint at this path; OpenID Connect discovery is at ${DISCOVERY_PATH}` });
 
-/** Paths only the engine serves (SPEC 2); our routers own /admin, /management, /v2, /ui and the health paths. */
-const ENGINE_PREFIXES = ['/oauth/', '/oidc/', DISCOVERY_PATH];
+function notFound(res: ServerResponse): void {
+  res.writeHead(404, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(NOT_FOUND_BODY) });
+  res.end(NOT_FOUND_BODY);
+}
 
 /**
  * The engine builds every URL it publishes from the request's host and
@@ -52,23 +56,24 @@ function pinToIssuer(issuer: string, trustProxy: boolean): (req: IncomingMessage
 
 /**
  * The server's request listener. Every request gets its id, access log line,
- * metrics and issuer-pinned headers here, on the raw request. Engine paths
- * then go straight to the engine, which is a Koa app itself: a second Koa
- * context around it would only cost time on the hot paths. Everything else
- * goes through our Koa app and its routers.
+ * metrics and issuer-pinned headers here, on the raw request. Engine paths,
+ * in their one exact spelling, then go straight to the engine, which is a Koa
+ * app itself: a second Koa context around it would only cost time on the hot
+ * paths. Other spellings of them are 404 (src/http/engine-paths.ts);
+ * everything else goes through our Koa app and its routers.
  */
 export function createApp({ inFlight, log, metrics, issuer, trustProxy, engine, routers }: AppParts): RequestListener {
   const pin = pinToIssuer(issuer, trustProxy);
   const identify = requestContext(log);
   const measure = requestMetrics(metrics);
-  const ours = ourRoutes(log, trustProxy, engine, routers).callback();
+  const ours = ourRoutes(log, trustProxy, routers).callback();
   return (req, res) => {
     inFlight.count += 1;
     identify(req, res);
     measure(req, res);
     pin(req);
-    const url = req.url ?? '/';
-    const handled = ENGINE_PREFIXES.some((prefix) => url.startsWith(prefix)) ? engine.handle(req, res) : ours(req, res);
+    const door = engineDoor(req.url ?? '/');
+    const handled = door === 'engine' ? engine.handle(req, res) : door === 'ours' ? ours(req, res) : notFound(res);
     // Koa's callbacks settle only after the response; they never reject
     // (errors become responses), but a crash here would take the process.
     Promise.resolve(handled)
@@ -79,7 +84,7 @@ export function createApp({ inFlight, log, metrics, issuer, trustProxy, engine, 
   };
 }
 
-function ourRoutes(log: Logger, trustProxy: boolean, engine: EngineHolder, routers: Router[]): Koa {
+function ourRoutes(log: Logger, trustProxy: boolean, routers: Router[]): Koa {
   const app = new Koa({ proxy: trustProxy });
   app.use(async (ctx, next) => {
     ctx.state.requestId = requestIdOf(ctx.req);
@@ -87,16 +92,12 @@ function ourRoutes(log: Logger, trustProxy: boolean, engine: EngineHolder, route
   });
   app.use(recordMatchedRoute);
   app.use(errorBoundary(log));
-  app.use(async (ctx, next) => {
-    if (!NOT_SERVED.has(ctx.path)) return next();
-    ctx.status = 404;
-    ctx.body = { error: 'not_found', error_description: `this service publishes OpenID Connect discovery at ${DISCOVERY_PATH}` };
-  });
   for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
-  // Anything no router claims is the engine's to answer (and to 404).
+  // Nothing here is the engine's: a path no router claims is a 404.
   app.use(async (ctx) => {
-    ctx.respond = false;
-    await engine.handle(ctx.req, ctx.res);
+    ctx.status = 404;
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = JSON.parse(NOT_FOUND_BODY);
   });
   return app;
 }

@@ -11,24 +11,25 @@ import { advanceSigningKeys } from './keys/rotation.ts';
 import { watchSigningKeys } from './keys/key-watcher.ts';
 import { createAdapterFactory } from '../adapters/index.ts';
 import { ClientDirectory } from '../adapters/clients.ts';
-import { deleteExpiredEngineRecords } from '../adapters/postgres.ts';
+import { sweepExpiredEngineRecords } from '../adapters/postgres.ts';
 import { buildProvider } from './engine/provider.ts';
 import { accountFinder } from './engine/accounts.ts';
 import { exchangeOutcomes } from './engine/grants/token-extras.ts';
-import { ENGINE_GRANT_TYPES } from './engine/configuration.ts';
 import { EngineHolder } from './engine/engine-holder.ts';
 import { healthRoutes, type Dependency } from './http/health.ts';
 import { createMetrics, metricsRoutes } from './http/metrics.ts';
 import { trackConnections } from './http/connections.ts';
-import { localInvalidation, redisInvalidation } from './storage/invalidation.ts';
-import { UserCache } from './storage/user-cache.ts';
-import { FeatureCache } from './storage/feature-cache.ts';
+import { pageAssetRoutes } from './http/page-assets.ts';
+import { localInvalidation, redisInvalidation, type CacheTopic } from './storage/invalidation.ts';
+import { userCache } from './storage/user-cache.ts';
+import { featureCache } from './storage/feature-cache.ts';
 import type { FeatureName } from './storage/features.ts';
 import { interactionRouter } from '../interactions/index.ts';
 import { createApp } from './app.ts';
 import { adminRouter } from './admin/router.ts';
 import { patVerifier } from './queries/verify-pat.ts';
 import { engineTokenVerifier } from './queries/verify-access-token.ts';
+import { prepareDataDir, restrictDataDir } from './storage/data-dir.ts';
 import { firstStart } from './commands/first-start.ts';
 import { InvalidArgument } from './domain/errors.ts';
 import { ConfigError } from '../config/load.ts';
@@ -49,6 +50,7 @@ const KEY_POLL_MS = 2_000;
 
 /** Start-up, in order: storage → keys → engine → app → listen. */
 export async function startServer(config: ConfigResult, log: Logger): Promise<RunningServer> {
+  prepareDataDir(config.dataDir);
   const db = await openDatabase(config);
   const closers: Array<() => Promise<unknown> | unknown> = [() => db.close()];
   try {
@@ -79,17 +81,20 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     await advanceSigningKeys(db, sealingKey, { interval: config.keyRotationInterval });
     const retainFor = Math.max(config.idTokenLifetime, config.accessTokenLifetime);
     const keys = await loadSigningKeys(db, sealingKey, retainFor);
+    if (db.kind === 'pglite') restrictDataDir(config.dataDir);
 
     let currentKeys = keys;
     const metrics = createMetrics(() => currentKeys[0]?.activatesAt);
     const invalidation = redis ? await redisInvalidation(redis, `${config.redisPrefix}invalidate`) : localInvalidation();
     closers.unshift(() => invalidation.close());
-    const users = new UserCache(db);
+    // Commands announce what they changed; every node's caches clear themselves.
+    const announce = (topic: CacheTopic) => invalidation.publish(topic);
+    const users = userCache(db);
     invalidation.on('users', () => users.clear());
-    const clients = new ClientDirectory(db, ENGINE_GRANT_TYPES, () => invalidation.publish('clients'));
-    invalidation.on('clients', () => clients.forget());
+    const clients = new ClientDirectory(db);
+    invalidation.on('clients', () => clients.clear());
     const lookupUser = (id: string) => users.get(id);
-    const features = new FeatureCache(db);
+    const features = featureCache(db);
     invalidation.on('features', () => features.clear());
     const adapter = createAdapterFactory({ db, redis, clients, onStorageError: (store) => metrics.storageErrors.inc({ store }) });
     const engineDeps = {
@@ -101,7 +106,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       adapter,
       findAccount: accountFinder(db, lookupUser),
       lookupUser,
-      featureEnabled: (name: FeatureName) => features.isEnabled(name),
+      featureEnabled: (name: FeatureName) => features.get(name),
       onTokenIssued: (grantType: string) => metrics.tokensIssued.inc({ grant_type: grantType }),
     };
     const build = (current: SigningKey[]) => buildProvider({ ...engineDeps, jwks: current.map((k) => k.privateJwk) }, log);
@@ -131,11 +136,15 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       routers: [
         healthRoutes(dependencies, () => stopping),
         metricsRoutes(metrics),
-        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db)], secretKey, clients, usersChanged: () => invalidation.publish('users'), featuresChanged: () => invalidation.publish('features'), engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
+        pageAssetRoutes(),
+        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db, engineDeps.exchanges)], secretKey, announce, engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
         interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics }),
       ],
     });
     const server = createServer(app);
+    // Node hands CONNECT (RFC 9110 9.3.6) to 'connect' listeners and closes
+    // the socket unanswered without one; no path here is a tunnel.
+    server.on('connect', (_req, socket) => socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n'));
     const connections = trackConnections(server);
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
@@ -143,8 +152,12 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       server.listen(config.port, config.host, () => resolve());
     });
 
+    let sweeping: Promise<unknown> | undefined;
     const sweeper = setInterval(() => {
-      deleteExpiredEngineRecords(db).catch((err) => log.warn({ err }, 'expired record sweep failed'));
+      // A long sweep is not overtaken by the next one.
+      sweeping ??= sweepExpiredEngineRecords(db)
+        .catch((err) => log.warn({ err }, 'expired record sweep failed'))
+        .finally(() => (sweeping = undefined));
     }, SWEEP_INTERVAL_MS);
     sweeper.unref();
 

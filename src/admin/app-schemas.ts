@@ -16,6 +16,7 @@ const appProperties = {
   accessTokenRoleAssertion: { type: 'boolean' },
   idTokenRoleAssertion: { type: 'boolean' },
   devMode: { type: 'boolean' },
+  iamApiAccess: { type: 'boolean' },
 };
 
 export const createAppSchema = { type: 'object', additionalProperties: false, required: ['name'], properties: appProperties };

@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../logger.ts';
-import { AlreadyExists, InvalidArgument, NotFound, PayloadTooLarge, PermissionDenied, Unauthenticated } from '../domain/errors.ts';
+import { AlreadyExists, InvalidArgument, NotFound, PayloadTooLarge, PermissionDenied, Unauthenticated, Unavailable } from '../domain/errors.ts';
 import { RETRY_AFTER_SECONDS, StoreUnavailable } from '../storage/outage.ts';
 
 /** SEED 2.7 / SPEC 3: the gRPC-gateway error body. */
@@ -31,6 +31,7 @@ export function toWire(err: unknown, requestId: string): { status: number; body:
   if (err instanceof StoreUnavailable) {
     return { status: 503, body: { code: 14, message: 'the service is temporarily unavailable, try again shortly', details: [info('UNAVAILABLE')] }, retryAfter: RETRY_AFTER_SECONDS };
   }
+  if (err instanceof Unavailable) return { status: 503, body: { code: 14, message: err.message, details: [info('UNAVAILABLE')] }, retryAfter: err.retryAfter };
   return { status: 500, body: { code: 13, message: `internal error (request id ${requestId})`, details: [info('INTERNAL')] } };
 }
 

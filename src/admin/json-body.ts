@@ -4,6 +4,30 @@ import { InvalidArgument, PayloadTooLarge } from '../domain/errors.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/** No call's body nests deeper than a few levels; 32 leaves room and keeps every walk of a body shallow. */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * How deep the JSON text nests its arrays and objects, counted in one loop
+ * over the characters (brackets inside strings do not count), so a hostile
+ * body is refused before any recursive walk of the parsed value.
+ */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
+}
+
 function hasBody(headers: Record<string, string | string[] | undefined>): boolean {
   return Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined;
 }
@@ -30,5 +54,12 @@ export function jsonBody(): Middleware[] {
     if (Number(ctx.get('content-length') || 0) > MAX_BODY_BYTES) throw new PayloadTooLarge('request body exceeds 1 MiB');
     await next();
   };
-  return [requireJson, parse];
+  const shallow: Middleware = async (ctx, next) => {
+    const raw = (ctx.request as { rawBody?: string }).rawBody;
+    if (typeof raw === 'string' && jsonDepth(raw) > MAX_JSON_DEPTH) {
+      throw new InvalidArgument(`request body nests deeper than ${MAX_JSON_DEPTH} levels`, [{ field: '(body)', description: `must not nest deeper than ${MAX_JSON_DEPTH} levels` }]);
+    }
+    await next();
+  };
+  return [requireJson, parse, shallow];
 }

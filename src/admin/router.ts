@@ -13,8 +13,11 @@ import { featureRoutes } from './features.ts';
 import { projectRoutes } from './projects.ts';
 import { appRoutes } from './apps.ts';
 import { signingKeyRoutes, type SigningKeyAdmin } from './signing-keys.ts';
+import { policyRoutes } from './policies.ts';
+import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
+import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
-import type { ClientDirectory } from '../../adapters/clients.ts';
+import type { Announce } from '../storage/invalidation.ts';
 
 export interface AdminApiDeps {
   db: Database;
@@ -23,11 +26,8 @@ export interface AdminApiDeps {
   verifiers: TokenVerifier[];
   /** Key of the keyed digests of generated secrets. */
   secretKey: Buffer;
-  clients: ClientDirectory;
-  /** Tells every node's user cache that users changed. */
-  usersChanged: () => void;
-  /** Tells every node's feature cache that a flag changed. */
-  featuresChanged: () => void;
+  /** Commands tell every node's caches what they changed. */
+  announce: Announce;
   engine: EngineHolder;
   signingKeys: SigningKeyAdmin;
 }
@@ -47,24 +47,16 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
  * The admin and management REST API (SPEC 3): errors in one format, JSON
  * bodies, bearer authentication, then the resource routes.
  */
-export function adminRouter({ db, log, settings, verifiers, secretKey, clients, usersChanged, featuresChanged, engine, signingKeys }: AdminApiDeps): Router {
-  const resources = [orgRoutes(db, settings), userRoutes(db, settings, secretKey), memberRoutes(db), featureRoutes(db, featuresChanged), projectRoutes(db), appRoutes({ db, engine, clients, secretKey }), signingKeyRoutes(db, signingKeys)];
+export function adminRouter({ db, log, settings, verifiers, secretKey, announce, engine, signingKeys }: AdminApiDeps): Router {
+  const resources = [orgRoutes(db, settings), userRoutes(db, announce, settings, secretKey), memberRoutes(db), featureRoutes(db, announce), projectRoutes(db), appRoutes({ db, engine, announce, secretKey }), signingKeyRoutes(db, signingKeys), policyRoutes(db, [LOCKOUT_POLICY, LOGIN_POLICY])];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us
   // read a megabyte.
   router.use(API_PREFIXES, apiErrors(log), authenticate(db, verifiers), ...jsonBody());
-  // Users are cached for the token endpoints, and machine users are engine
-  // clients too: a changed secret or removed user must not linger in any
-  // node's caches.
-  router.use('/management/v1/users', async (ctx, next) => {
-    await next();
-    if (ctx.method !== 'GET' && ctx.status < 300) {
-      clients.clear();
-      usersChanged();
-    }
-  });
   for (const resource of resources) {
-    for (const name of ID_PARAMS) resource.param(name, checkId);
+    // A handler of its own per name: the router runs one handler function
+    // once per request, so a shared one would check only the first id.
+    for (const name of ID_PARAMS) resource.param(name, (value, ctx, next) => checkId(value, ctx, next));
     router.use(resource.routes(), resource.allowedMethods({ throw: false }));
   }
   router.all(API_PREFIXES.map((prefix) => `${prefix}/{*rest}`), () => {});

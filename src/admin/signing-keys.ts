@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Database } from '../storage/database.ts';
 import { PermissionDenied } from '../domain/errors.ts';
 import { hasInstanceRole, type Principal } from '../domain/roles.ts';
-import { listSigningKeys } from '../keys/rotation.ts';
+import { listSigningKeys } from '../queries/signing-keys.ts';
 import { rotateSigningKeys, type KeyRotationSettings } from '../commands/rotate-signing-keys.ts';
 
 export interface SigningKeyAdmin extends KeyRotationSettings {

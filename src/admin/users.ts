@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Database } from '../storage/database.ts';
+import type { Announce } from '../storage/invalidation.ts';
 import type { Principal } from '../domain/roles.ts';
 import { getUser, listMachineKeys, listPersonalAccessTokens, listUserGrants } from '../queries/get-user.ts';
 import type { HumanInput, OrgSettings } from '../commands/setup-org.ts';
@@ -38,7 +39,7 @@ const principal = (ctx: Context) => ctx.state.principal as Principal;
  * client secret and PATs, removal, and project grants. `secretKey` keys the
  * digests of the secrets handed out here.
  */
-export function userRoutes(db: Database, settings: OrgSettings, secretKey: Buffer): Router {
+export function userRoutes(db: Database, announce: Announce, settings: OrgSettings, secretKey: Buffer): Router {
   const password = passwordRule(settings.passwordPolicy, 'password');
   const parseHuman = validator<HumanInput>(humanSchema, (body) => password(body.password));
   const router = new Router({ prefix: '/management/v1/users' });
@@ -56,7 +57,7 @@ export function userRoutes(db: Database, settings: OrgSettings, secretKey: Buffe
     ctx.body = { user: await getUser(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!) };
   });
   router.delete('/:userId', async (ctx) => {
-    ctx.body = await removeUser(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+    ctx.body = await removeUser(db, announce, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
   });
 
   router.post('/:userId/keys', async (ctx) => {
@@ -72,10 +73,10 @@ export function userRoutes(db: Database, settings: OrgSettings, secretKey: Buffe
 
   router.put('/:userId/secret', async (ctx) => {
     parseEmpty(ctx.request.body ?? {});
-    ctx.body = await issueMachineSecret(db, secretKey, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+    ctx.body = await issueMachineSecret(db, announce, secretKey, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
   });
   router.delete('/:userId/secret', async (ctx) => {
-    ctx.body = await revokeMachineSecret(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+    ctx.body = await revokeMachineSecret(db, announce, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
   });
 
   router.post('/:userId/pats', async (ctx) => {

@@ -31,7 +31,7 @@ export async function addHumanUser(db: Database, settings: OrgSettings, actor: P
   const passwordHash = await hashedPassword(human, settings);
   const userId = newId();
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     if (await userNameTaken(tx, orgId, human.userName)) throw new AlreadyExists(`a user named "${human.userName}" already exists in this organization`);
     await writeHuman(write, human, { userId, orgId }, passwordHash);
     return { userId, details: writeDetails(write, orgId) };

@@ -22,7 +22,7 @@ export async function addMachineUser(db: Database, actor: Principal, orgId: stri
   assertMayManageUsers(actor, orgId);
   const userId = newId();
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     if (await userNameTaken(tx, orgId, machine.userName)) throw new AlreadyExists(`a user named "${machine.userName}" already exists in this organization`);
     await addMachine(write, {
       id: userId,

@@ -1,34 +1,23 @@
 import type { Database, Queryable } from '../storage/database.ts';
-import { beginWrite, readDetails, writeDetails, type WriteDetails } from '../storage/event-log.ts';
-import { addApp, addAppKey, changeApp, findApp, removeApp, settingsOf, type AppRow } from '../storage/apps.ts';
+import { beginWrite, writeDetails } from '../storage/event-log.ts';
+import { addApp, addAppKey, changeApp, removeApp, settingsOf } from '../storage/apps.ts';
 import { APP_DEFAULTS, appViolations, needsSecret, toClientMetadata, type AppSettings } from '../domain/apps.ts';
-import { InvalidArgument, NotFound, fieldError } from '../domain/errors.ts';
+import { InvalidArgument, PermissionDenied, fieldError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import type { Principal } from '../domain/roles.ts';
+import { apiAccessProblem, type Principal } from '../domain/roles.ts';
+import { findInstance } from '../storage/instance.ts';
 import { generateSecret, secretDigest } from '../security/secrets.ts';
 import { generateMachineKeyPair } from '../security/machine-keys.ts';
-import { ENGINE_GRANT_TYPES } from '../engine/configuration.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
-import type { ClientDirectory } from '../../adapters/clients.ts';
-import { projectOfOrg, requireOrgOwner } from './projects.ts';
+import type { Announce } from '../storage/invalidation.ts';
+import { projectOfOrg, requireOrgOwner } from '../queries/projects.ts';
+import { appOfProject } from '../queries/apps.ts';
 
 export interface AppDeps {
   db: Database;
   engine: EngineHolder;
-  clients: ClientDirectory;
+  announce: Announce;
   secretKey: Buffer;
-}
-
-/** SPEC 3.2 view of an app: its settings and ids, never its secret. */
-export interface AppView extends AppSettings {
-  appId: string;
-  projectId: string;
-  clientId: string;
-  details: WriteDetails;
-}
-
-function toView(row: AppRow): AppView {
-  return { appId: row.id, projectId: row.project_id, clientId: row.client_id, ...settingsOf(row), details: readDetails(row, row.org_id) };
 }
 
 const ENGINE_FIELD: Array<[RegExp, string]> = [
@@ -46,10 +35,7 @@ const ENGINE_FIELD: Array<[RegExp, string]> = [
 async function checkSettings(deps: AppDeps, settings: AppSettings, clientId: string): Promise<void> {
   const violations = appViolations(settings);
   if (violations.length) throw new InvalidArgument(`invalid app: ${violations.map((v) => `${v.field} ${v.description}`).join('; ')}`, violations);
-  const metadata = toClientMetadata(
-    { clientId, projectId: 'check', orgId: 'check', settings, secretDigest: needsSecret(settings.authMethodType) ? 'check' : null, publicKeys: [] },
-    ENGINE_GRANT_TYPES,
-  );
+  const metadata = toClientMetadata({ clientId, projectId: 'check', orgId: 'check', settings, secretDigest: needsSecret(settings.authMethodType) ? 'check' : null, publicKeys: [], apiAccess: false });
   try {
     await deps.engine.provider.Client.validate(metadata as never);
   } catch (err) {
@@ -59,29 +45,30 @@ async function checkSettings(deps: AppDeps, settings: AppSettings, clientId: str
   }
 }
 
-async function appOfProject(db: Queryable, orgId: string, projectId: string, appId: string): Promise<AppRow> {
-  await projectOfOrg(db, orgId, projectId);
-  const app = await findApp(db, appId);
-  if (!app || app.project_id !== projectId) throw new NotFound('app not found');
-  return app;
+async function checkApiAccess(db: Queryable, actor: Principal, orgId: string, from: boolean, to: boolean): Promise<void> {
+  if (!from && !to) return;
+  const problem = apiAccessProblem(actor, { from, to, appOrgId: orgId, firstOrgId: (await findInstance(db))?.default_org_id });
+  if (problem === 'permission') throw new PermissionDenied('only an instance owner (IAM_OWNER) may change iamApiAccess');
+  if (problem === 'org') throw fieldError('iamApiAccess', "only apps of the instance's first organization may access the instance API");
 }
 
 export async function createOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, input: Partial<AppSettings> & { name: string }) {
   requireOrgOwner(actor, orgId);
   await projectOfOrg(deps.db, orgId, projectId);
   const settings: AppSettings = { ...APP_DEFAULTS, ...input };
+  await checkApiAccess(deps.db, actor, orgId, APP_DEFAULTS.iamApiAccess, settings.iamApiAccess);
   const appId = newId();
   const clientId = newId();
   await checkSettings(deps, settings, clientId);
   const clientSecret = needsSecret(settings.authMethodType) ? generateSecret() : undefined;
 
   const details = await deps.db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     await projectOfOrg(tx, orgId, projectId);
     await addApp(write, { id: appId, projectId, orgId, clientId, settings, secretDigest: clientSecret ? secretDigest(deps.secretKey, clientSecret) : null });
     return writeDetails(write, orgId);
   });
-  deps.clients.invalidate(clientId);
+  deps.announce('clients');
   return { appId, clientId, ...(clientSecret ? { clientSecret } : {}), details };
 }
 
@@ -94,33 +81,29 @@ export async function createOidcApp(deps: AppDeps, actor: Principal, orgId: stri
 export async function changeOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string, patch: Partial<AppSettings>) {
   requireOrgOwner(actor, orgId);
   const { clientId, clientSecret, details } = await deps.db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const app = await appOfProject(tx, orgId, projectId, appId);
     const settings: AppSettings = { ...settingsOf(app), ...patch };
+    await checkApiAccess(tx, actor, orgId, app.iam_api_access, settings.iamApiAccess);
     await checkSettings(deps, settings, app.client_id);
     const clientSecret = needsSecret(settings.authMethodType) && !app.secret_digest ? generateSecret() : undefined;
     await changeApp(write, { id: appId, projectId, orgId, settings, ...(clientSecret ? { secretDigest: secretDigest(deps.secretKey, clientSecret) } : {}) });
     return { clientId: app.client_id, clientSecret, details: writeDetails(write, orgId) };
   });
-  deps.clients.invalidate(clientId);
+  deps.announce('clients');
   return { ...(clientSecret ? { clientSecret } : {}), details };
 }
 
 export async function removeOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string) {
   requireOrgOwner(actor, orgId);
   const { clientId, details } = await deps.db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const app = await appOfProject(tx, orgId, projectId, appId);
     await removeApp(write, { id: appId, projectId, orgId });
     return { clientId: app.client_id, details: writeDetails(write, orgId) };
   });
-  deps.clients.invalidate(clientId);
+  deps.announce('clients');
   return { details };
-}
-
-export async function getOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string): Promise<AppView> {
-  requireOrgOwner(actor, orgId);
-  return toView(await appOfProject(deps.db, orgId, projectId, appId));
 }
 
 /** SPEC 2.3: a key pair for private_key_jwt; the private key is returned once in the key file. */
@@ -132,13 +115,13 @@ export async function addOidcAppKey(deps: AppDeps, actor: Principal, orgId: stri
   const { privatePem, publicJwk } = await generateMachineKeyPair(keyId);
 
   const { clientId, details } = await deps.db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const app = await appOfProject(tx, orgId, projectId, appId);
     if (app.auth_method !== 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') throw fieldError('authMethodType', 'keys are for apps using OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT');
     await addAppKey(write, { id: keyId, appId, projectId, orgId, publicJwk, expiresAt });
     return { clientId: app.client_id, details: writeDetails(write, orgId) };
   });
-  deps.clients.invalidate(clientId);
+  deps.announce('clients');
   const keyFile = JSON.stringify({ type: 'application', keyId, key: privatePem, appId, clientId });
   return { id: keyId, keyDetails: Buffer.from(keyFile).toString('base64'), ...(expiresAt ? { expirationDate: expiresAt.toISOString() } : {}), details };
 }

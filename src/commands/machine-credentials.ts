@@ -1,3 +1,4 @@
+import type { Announce } from '../storage/invalidation.ts';
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
 import type { Database, Queryable } from '../storage/database.ts';
@@ -93,7 +94,7 @@ export async function issueMachineKey(db: Database, actor: Principal, orgId: str
   const keyPair = input.publicKey === undefined ? await generateMachineKeyPair(keyId) : undefined;
   const publicJwk = keyPair?.publicJwk ?? uploadedPublicJwk(input.publicKey!, keyId);
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const user = await machineToManage(tx, actor, orgId, userId, 'keys');
     await addMachineKey(write, { id: keyId, userId: user.id, orgId, publicJwk, expiresAt });
     const details = writeDetails(write, orgId);
@@ -107,7 +108,7 @@ export async function issueMachineKey(db: Database, actor: Principal, orgId: str
 export async function revokeMachineKey(db: Database, actor: Principal, orgId: string, userId: string, keyId: string): Promise<{ details: WriteDetails }> {
   assertMayManageUsers(actor, orgId);
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const user = await machineToManage(tx, actor, orgId, userId, 'keys');
     if (!(await machineKeyExists(tx, user.id, keyId))) throw new NotFound('key not found');
     await removeMachineKey(write, { id: keyId, userId: user.id, orgId });
@@ -116,27 +117,32 @@ export async function revokeMachineKey(db: Database, actor: Principal, orgId: st
 }
 
 /** `PUT /management/v1/users/{userId}/secret`: a new client secret; the previous one stops working. */
-export async function issueMachineSecret(db: Database, secretKey: Buffer, actor: Principal, orgId: string, userId: string): Promise<{ clientId: string; clientSecret: string; details: WriteDetails }> {
+export async function issueMachineSecret(db: Database, announce: Announce, secretKey: Buffer, actor: Principal, orgId: string, userId: string): Promise<{ clientId: string; clientSecret: string; details: WriteDetails }> {
   assertMayManageUsers(actor, orgId);
   const clientSecret = generateSecret();
-  return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+  const result = await db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor);
     const user = await machineToManage(tx, actor, orgId, userId, 'client secrets');
     await setMachineSecret(write, { userId: user.id, orgId, digest: secretDigest(secretKey, clientSecret) });
     return { clientId: user.user_name, clientSecret, details: writeDetails(write, orgId) };
   });
+  // The machine user's engine client carries the secret's digest.
+  announce('clients');
+  return result;
 }
 
 /** `DELETE /management/v1/users/{userId}/secret`. */
-export async function revokeMachineSecret(db: Database, actor: Principal, orgId: string, userId: string): Promise<{ details: WriteDetails }> {
+export async function revokeMachineSecret(db: Database, announce: Announce, actor: Principal, orgId: string, userId: string): Promise<{ details: WriteDetails }> {
   assertMayManageUsers(actor, orgId);
-  return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+  const result = await db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor);
     const user = await machineToManage(tx, actor, orgId, userId, 'client secrets');
     if (!(await hasMachineSecret(tx, user.id))) throw new NotFound('the user has no client secret');
     await removeMachineSecret(write, { userId: user.id, orgId });
     return { details: writeDetails(write, orgId) };
   });
+  announce('clients');
+  return result;
 }
 
 /** `POST /management/v1/users/{userId}/pats`: the token is returned once; only its digest is kept. */
@@ -146,7 +152,7 @@ export async function issuePersonalAccessToken(db: Database, secretKey: Buffer, 
   const tokenId = newId();
   const token = generateSecret();
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const user = await machineToManage(tx, actor, orgId, userId, 'personal access tokens');
     await addPersonalAccessToken(write, { id: tokenId, userId: user.id, orgId, digest: secretDigest(secretKey, token), expiresAt });
     return { tokenId, token, details: writeDetails(write, orgId) };
@@ -157,7 +163,7 @@ export async function issuePersonalAccessToken(db: Database, secretKey: Buffer, 
 export async function revokePersonalAccessToken(db: Database, actor: Principal, orgId: string, userId: string, tokenId: string): Promise<{ details: WriteDetails }> {
   assertMayManageUsers(actor, orgId);
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const user = await machineToManage(tx, actor, orgId, userId, 'personal access tokens');
     if (!(await personalAccessTokenExists(tx, user.id, tokenId))) throw new NotFound('personal access token not found');
     await removePersonalAccessToken(write, { id: tokenId, userId: user.id, orgId });

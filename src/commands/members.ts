@@ -18,17 +18,28 @@ function checkRoles(roles: string[], known: (role: string) => boolean, kind: str
   return [...new Set(roles)];
 }
 
-async function existingUser(tx: Queryable, userId: string): Promise<void> {
-  if (!(await findUser(tx, userId))) throw new NotFound('user not found');
+async function existingUser(tx: Queryable, userId: string): Promise<{ org_id: string }> {
+  const user = await findUser(tx, userId);
+  if (!user) throw new NotFound('user not found');
+  return user;
 }
 
-/** `POST /management/v1/orgs/me/members`: org roles for a user of the instance, in the acting org. */
+/**
+ * `POST /management/v1/orgs/me/members`: org roles for a user of the
+ * instance, in the acting org. A user of another org joins only by an
+ * instance owner or an owner of that user's own org: otherwise any org owner
+ * could pull in an outsider, e.g. an instance administrator, and act on them
+ * (docs/security.md).
+ */
 export async function addOrgMember(db: Database, actor: Principal, orgId: string, input: MemberInput): Promise<{ details: WriteDetails }> {
   if (!mayActInOrg(actor, orgId, 'ORG_OWNER')) throw new PermissionDenied('adding members of this organization requires ORG_OWNER');
   const roles = checkRoles(input.roles, isOrgRole, 'org');
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
-    await existingUser(tx, input.userId);
+    const write = await beginWrite(tx, actor);
+    const user = await existingUser(tx, input.userId);
+    if (user.org_id !== orgId && !mayActInOrg(actor, user.org_id, 'ORG_OWNER')) {
+      throw new PermissionDenied("adding a user of another organization requires IAM_OWNER or ORG_OWNER of the user's organization");
+    }
     if (await membershipExists(tx, { userId: input.userId, scope: 'org', scopeId: orgId })) throw new AlreadyExists('the user is already a member of this organization');
     await addMembership(write, { userId: input.userId, scope: 'org', scopeId: orgId, roles, resourceOwner: orgId });
     return { details: writeDetails(write, orgId) };
@@ -40,7 +51,7 @@ export async function addInstanceMember(db: Database, actor: Principal, input: M
   if (!hasInstanceRole(actor, 'IAM_OWNER')) throw new PermissionDenied('adding instance members requires IAM_OWNER');
   const roles = checkRoles(input.roles, isInstanceRole, 'instance');
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const instance = await findInstance(tx);
     if (!instance) throw new NotFound('the instance is not set up');
     await existingUser(tx, input.userId);

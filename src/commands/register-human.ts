@@ -15,9 +15,11 @@ export async function registerHuman(db: Database, settings: OrgSettings, orgId: 
   const userId = newId();
   await db.transaction(async (tx) => {
     const write = await beginWrite(tx, null);
-    // The email is the new login name: it must not be anyone's email or login name already.
+    // The email is the new login name: it must not be anyone's email or
+    // login name already. The answer is the same whichever org holds it, so
+    // registration tells nothing about accounts of other orgs.
     if ((await userNameTaken(tx, orgId, human.userName)) || (await emailOrLoginTaken(tx, human.email.email))) {
-      throw new AlreadyExists('an account with this email already exists');
+      throw new AlreadyExists('this login name is not available');
     }
     await writeHuman(write, human, { userId, orgId }, passwordHash);
   });

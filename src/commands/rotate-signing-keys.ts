@@ -15,7 +15,7 @@ export interface KeyRotationSettings {
 export async function rotateSigningKeys(db: Database, settings: KeyRotationSettings, actor: Principal): Promise<{ details: WriteDetails }> {
   if (!hasInstanceRole(actor, 'IAM_OWNER')) throw new PermissionDenied('rotating signing keys requires IAM_OWNER');
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     await advanceSigningKeysIn(tx, settings.sealingKey, { interval: settings.interval, force: true });
     const instance = await findInstance(tx);
     const instanceId = instance?.id ?? 'instance';

@@ -93,7 +93,7 @@ export async function setupOrg(db: Database, settings: OrgSettings, actor: Princ
   const userId = newId();
 
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor?.userId ?? null);
+    const write = await beginWrite(tx, actor ?? null);
     if (await domainTaken(tx, domain)) throw new AlreadyExists(`an organization with the domain "${domain}" already exists`);
     await addOrg(write, { id: orgId, name: input.org.name, domain });
     await writeHuman(write, input.human, { userId, orgId }, passwordHash);

@@ -19,7 +19,7 @@ export async function addUserGrant(db: Database, actor: Principal, orgId: string
   assertMayManageUsers(actor, orgId);
   const userGrantId = newId();
   return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor.userId);
+    const write = await beginWrite(tx, actor);
     const user = await managedUser(tx, actor, orgId, userId);
     const project = await findProjectOwner(tx, input.projectId);
     if (!project || project.org_id !== orgId) throw new NotFound('project not found');

@@ -6,7 +6,7 @@ export const RESPONSE_TYPES = {
   OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN: 'id_token token',
 } as const;
 
-export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+import { TOKEN_EXCHANGE_GRANT } from './grant-types.ts';
 
 export const GRANT_TYPES = {
   OIDC_GRANT_TYPE_AUTHORIZATION_CODE: 'authorization_code',
@@ -46,6 +46,8 @@ export interface AppSettings {
   accessTokenRoleAssertion: boolean;
   idTokenRoleAssertion: boolean;
   devMode: boolean;
+  /** May obtain tokens for this service's admin and management API (docs/security.md). */
+  iamApiAccess: boolean;
 }
 
 export const APP_DEFAULTS: Omit<AppSettings, 'name'> = {
@@ -60,6 +62,7 @@ export const APP_DEFAULTS: Omit<AppSettings, 'name'> = {
   accessTokenRoleAssertion: false,
   idTokenRoleAssertion: false,
   devMode: false,
+  iamApiAccess: false,
 };
 
 /** localhost and its subdomains, 127.0.0.0/8, ::1 and 0.0.0.0, with or without a trailing dot. */
@@ -145,6 +148,7 @@ export const EXTRA_CLIENT_METADATA = [
   'project_id',
   'org_id',
   'machine_user_id',
+  'iam_api_access',
 ] as const;
 
 export interface ClientSource {
@@ -155,13 +159,12 @@ export interface ClientSource {
   /** Keyed digest of the client secret, base64url; the engine's comparison is replaced to match it. */
   secretDigest: string | null;
   publicKeys: object[];
+  /** The app's iamApiAccess, counted only for apps of the instance's first org. */
+  apiAccess: boolean;
 }
 
-/**
- * The engine's client metadata for an app. Grant types the engine does not
- * (yet) serve are left out, or the engine would refuse the whole client.
- */
-export function toClientMetadata(source: ClientSource, engineGrantTypes: ReadonlySet<string>): Record<string, unknown> {
+/** The engine's client metadata for an app. */
+export function toClientMetadata(source: ClientSource): Record<string, unknown> {
   const { settings } = source;
   const metadata: Record<string, unknown> = {
     client_id: source.clientId,
@@ -169,7 +172,7 @@ export function toClientMetadata(source: ClientSource, engineGrantTypes: Readonl
     redirect_uris: settings.redirectUris,
     post_logout_redirect_uris: settings.postLogoutRedirectUris,
     response_types: settings.responseTypes.map((type) => RESPONSE_TYPES[type]),
-    grant_types: settings.grantTypes.map((type) => GRANT_TYPES[type]).filter((type) => engineGrantTypes.has(type)),
+    grant_types: settings.grantTypes.map((type) => GRANT_TYPES[type]),
     application_type: settings.appType === 'OIDC_APP_TYPE_NATIVE' ? 'native' : 'web',
     token_endpoint_auth_method: AUTH_METHODS[settings.authMethodType],
     access_token_type: ACCESS_TOKEN_TYPES[settings.accessTokenType],
@@ -179,6 +182,7 @@ export function toClientMetadata(source: ClientSource, engineGrantTypes: Readonl
     dev_mode: settings.devMode,
     project_id: source.projectId,
     org_id: source.orgId,
+    iam_api_access: source.apiAccess,
   };
   if (needsSecret(settings.authMethodType) && source.secretDigest) metadata.client_secret = source.secretDigest;
   if (settings.authMethodType === 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') metadata.jwks = { keys: source.publicKeys };

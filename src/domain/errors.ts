@@ -34,6 +34,16 @@ export class AlreadyExists extends DomainError {
   override name = 'AlreadyExists';
 }
 
+/** The service cannot take this request now; the caller may try again after `retryAfter` seconds. */
+export class Unavailable extends DomainError {
+  override name = 'Unavailable';
+  readonly retryAfter: number;
+  constructor(message: string, retryAfter = 1) {
+    super(message);
+    this.retryAfter = retryAfter;
+  }
+}
+
 /** A request body larger than the API accepts. */
 export class PayloadTooLarge extends DomainError {
   override name = 'PayloadTooLarge';

@@ -3,7 +3,7 @@
 // profile grant, which has no client authentication, as the public client
 // `machine:{userId}` that the token endpoint names on their behalf.
 
-export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+import { JWT_BEARER_GRANT } from './grant-types.ts';
 const JWT_PROFILE_PREFIX = 'machine:';
 
 export function jwtProfileClientId(userId: string): string {
@@ -34,5 +34,7 @@ export function machineClientMetadata(source: MachineClientSource): Record<strin
     access_token_type: source.accessTokenType === 'ACCESS_TOKEN_TYPE_JWT' ? 'jwt' : 'opaque',
     machine_user_id: source.userId,
     org_id: source.orgId,
+    // Machine users exist to call APIs, this service's own included.
+    iam_api_access: true,
   };
 }

@@ -1,6 +1,5 @@
 import type Provider from 'oidc-provider';
-import { ROUTES } from './routes.ts';
-import type { EngineRule } from './rules-by-endpoint.ts';
+import type { EngineRule } from './rule-dispatch.ts';
 
 /**
  * SEED 4.1 / 7.1: every authorization request is OpenID Connect, so a scope
@@ -10,7 +9,7 @@ import type { EngineRule } from './rules-by-endpoint.ts';
  * with its own error page.
  */
 export const openidScopeRequired: EngineRule = async (ctx, next) => {
-  if (ctx.method !== 'GET' || ctx.path !== ROUTES.authorization) return next();
+  if (ctx.method !== 'GET') return next();
   const { client_id: clientId, redirect_uri: redirectUri, scope, state, response_type: responseType, response_mode: responseMode } = ctx.query;
   if (typeof scope !== 'string' || scope.split(' ').includes('openid')) return next();
   if (typeof clientId !== 'string' || typeof redirectUri !== 'string' || typeof responseType !== 'string') return next();
@@ -34,7 +33,7 @@ export const openidScopeRequired: EngineRule = async (ctx, next) => {
  */
 export const bearerChallenge: EngineRule = async (ctx, next) => {
   await next();
-  if (ctx.oidc?.route !== 'userinfo' || ctx.status !== 401) return;
+  if (ctx.status !== 401) return;
   const challenge = ctx.response.get('WWW-Authenticate');
   if (challenge && !challenge.includes('error=')) ctx.set('WWW-Authenticate', `${challenge}, error="invalid_token", error_description="no access token provided"`);
 };

@@ -10,7 +10,6 @@ import { introspectionAllowed, revocationAllowed } from './token-policies.ts';
 import type { UserLookup } from './accounts.ts';
 import type { FeatureName } from '../storage/features.ts';
 import type { Database } from '../storage/database.ts';
-import { TOKEN_EXCHANGE_GRANT } from './grants/token-exchange.ts';
 import { tokenExtraClaims, type ExchangeOutcomes } from './grants/token-extras.ts';
 
 import { INTERACTION_PATH, ROUTES } from './routes.ts';
@@ -18,16 +17,12 @@ import { StoreUnavailable } from '../storage/outage.ts';
 import { chooseLanguage } from '../../interactions/i18n.ts';
 import { unavailablePage } from '../../interactions/views.ts';
 
-export { INTERACTION_PATH, ROUTES } from './routes.ts';
-
 /** Languages of the login pages (interactions/i18n.ts). */
 export const UI_LOCALES = ['en', 'de'];
 
 export const CLIENT_AUTH_METHODS: ClientAuthMethod[] = ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'];
 export const INTROSPECTION_AUTH_METHODS: ClientAuthMethod[] = ['client_secret_basic', 'private_key_jwt'];
 
-/** Grant types the engine serves today; an app's other grant types wait for their handlers. */
-export const ENGINE_GRANT_TYPES: ReadonlySet<string> = new Set(['authorization_code', 'implicit', 'refresh_token', TOKEN_EXCHANGE_GRANT]);
 
 export interface EngineDependencies {
   config: ConfigResult;

@@ -1,6 +1,10 @@
+import { createHash } from 'node:crypto';
+import type { EngineRule } from './rule-dispatch.ts';
+
 // The few HTML pages the engine renders itself: its error page (shown when
 // the redirect_uri cannot be trusted, so the error must not be redirected)
-// and the logout steps. The login pages live in interactions/.
+// and the logout steps; the layout and headers every page shares. The login
+// pages live in interactions/.
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -8,13 +12,71 @@ export function escapeHtml(value: unknown): string {
   return String(value ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
-/** Headers of every page the service renders: no caching, no framing, no scripts but our own. */
+/**
+ * The files the pages load: their style sheet and the one script (a form
+ * that submits itself). Served from our origin, so the policy below allows
+ * no inline script or style at all; the content hash in each path lets
+ * browsers cache them for good.
+ */
+const STYLES = `:root { --accent: #2f5bea; --accent-dark: #2446b8; --text: #1d2330; --muted: #5b6478; --line: #d9dde6; --error: #b42318; }
+* { box-sizing: border-box; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background: #f4f5f7; color: var(--text); margin: 0; min-height: 100vh; display: grid; place-items: center; }
+main { background: #fff; border-radius: 14px; box-shadow: 0 4px 24px rgba(20, 30, 60, .08); padding: 2.25rem 2.5rem; width: min(26rem, calc(100% - 2rem)); margin: 2rem 0; }
+.brand { font-weight: 700; letter-spacing: .02em; color: var(--accent); margin: 0 0 1.25rem; font-size: .95rem; }
+h1 { font-size: 1.45rem; margin: 0 0 .35rem; }
+.lead { color: var(--muted); margin: 0 0 1.5rem; }
+label { display: block; font-weight: 600; font-size: .9rem; margin: 1rem 0 .35rem; }
+input[type=text], input[type=email], input[type=password] { width: 100%; font: inherit; padding: .65rem .75rem; border: 1px solid var(--line); border-radius: 8px; }
+input:focus, button:focus, a:focus { outline: 3px solid rgba(47, 91, 234, .35); outline-offset: 1px; }
+.help { color: var(--muted); font-size: .82rem; margin: .3rem 0 0; }
+.error { color: var(--error); background: #fef3f2; border: 1px solid #fecdca; border-radius: 8px; padding: .6rem .8rem; margin: 0 0 1rem; }
+.field-error { color: var(--error); font-size: .85rem; margin: .3rem 0 0; }
+button, .button { display: inline-block; font: inherit; font-weight: 600; padding: .7rem 1.2rem; border-radius: 8px; border: 0; background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; }
+button:hover, .button:hover { background: var(--accent-dark); }
+.actions { display: flex; justify-content: space-between; align-items: center; margin-top: 1.5rem; gap: 1rem; flex-wrap: wrap; }
+.secondary { background: none; color: var(--accent); padding: .7rem 0; }
+.secondary:hover { background: none; text-decoration: underline; }
+.identity { display: flex; align-items: center; gap: .6rem; border: 1px solid var(--line); border-radius: 999px; padding: .35rem .85rem .35rem .35rem; width: fit-content; margin: .75rem 0 .5rem; }
+.avatar { width: 2rem; height: 2rem; border-radius: 50%; background: #e6ebfd; color: var(--accent); display: grid; place-items: center; font-weight: 700; }
+ul.accounts { list-style: none; padding: 0; margin: 0; border: 1px solid var(--line); border-radius: 10px; }
+ul.accounts li + li { border-top: 1px solid var(--line); }
+ul.accounts button { width: 100%; display: flex; align-items: center; gap: .8rem; background: none; color: var(--text); text-align: left; border-radius: 0; padding: .8rem 1rem; font-weight: 400; }
+ul.accounts button:hover { background: #f6f8fe; }
+.who strong { display: block; }
+.who span { color: var(--muted); font-size: .88rem; }
+code { background: #f0f1f4; padding: .1rem .35rem; border-radius: 4px; }
+.row { display: grid; grid-template-columns: 1fr 1fr; gap: 0 .8rem; }
+@media (max-width: 420px) { main { padding: 1.5rem 1.25rem; } .row { grid-template-columns: 1fr; } }
+`;
+
+const AUTO_SUBMIT = "document.addEventListener('DOMContentLoaded', function () { document.forms[0].submit(); });\n";
+
+export interface PageAsset {
+  path: string;
+  type: string;
+  body: string;
+}
+
+function asset(name: string, extension: string, type: string, body: string): PageAsset {
+  return { path: `/ui/assets/${name}.${createHash('sha256').update(body).digest('hex').slice(0, 12)}.${extension}`, type, body };
+}
+
+export const PAGE_ASSETS = {
+  styles: asset('pages', 'css', 'text/css; charset=utf-8', STYLES),
+  autoSubmit: asset('auto-submit', 'js', 'text/javascript; charset=utf-8', AUTO_SUBMIT),
+};
+
+/**
+ * Headers of every page the service renders: no caching, no framing, no
+ * sniffing, no referrer, and scripts and styles only from our own files.
+ */
 export const PAGE_HEADERS: Record<string, string> = {
   'Cache-Control': 'no-store',
   'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
   // No form-action: a login form's redirect chain ends at the app's
   // redirect_uri, on another origin, and browsers apply form-action to it.
-  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'",
   'Referrer-Policy': 'no-referrer',
 };
 
@@ -27,41 +89,26 @@ export function page(title: string, body: string, lang = 'en'): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${escapeHtml(title)} · Portcullis</title>
-<style>
-  :root { --accent: #2f5bea; --accent-dark: #2446b8; --text: #1d2330; --muted: #5b6478; --line: #d9dde6; --error: #b42318; }
-  * { box-sizing: border-box; }
-  body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background: #f4f5f7; color: var(--text); margin: 0; min-height: 100vh; display: grid; place-items: center; }
-  main { background: #fff; border-radius: 14px; box-shadow: 0 4px 24px rgba(20, 30, 60, .08); padding: 2.25rem 2.5rem; width: min(26rem, calc(100% - 2rem)); margin: 2rem 0; }
-  .brand { font-weight: 700; letter-spacing: .02em; color: var(--accent); margin: 0 0 1.25rem; font-size: .95rem; }
-  h1 { font-size: 1.45rem; margin: 0 0 .35rem; }
-  .lead { color: var(--muted); margin: 0 0 1.5rem; }
-  label { display: block; font-weight: 600; font-size: .9rem; margin: 1rem 0 .35rem; }
-  input[type=text], input[type=email], input[type=password] { width: 100%; font: inherit; padding: .65rem .75rem; border: 1px solid var(--line); border-radius: 8px; }
-  input:focus, button:focus, a:focus { outline: 3px solid rgba(47, 91, 234, .35); outline-offset: 1px; }
-  .help { color: var(--muted); font-size: .82rem; margin: .3rem 0 0; }
-  .error { color: var(--error); background: #fef3f2; border: 1px solid #fecdca; border-radius: 8px; padding: .6rem .8rem; margin: 0 0 1rem; }
-  .field-error { color: var(--error); font-size: .85rem; margin: .3rem 0 0; }
-  button, .button { display: inline-block; font: inherit; font-weight: 600; padding: .7rem 1.2rem; border-radius: 8px; border: 0; background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; }
-  button:hover, .button:hover { background: var(--accent-dark); }
-  .actions { display: flex; justify-content: space-between; align-items: center; margin-top: 1.5rem; gap: 1rem; flex-wrap: wrap; }
-  .secondary { background: none; color: var(--accent); padding: .7rem 0; }
-  .secondary:hover { background: none; text-decoration: underline; }
-  .identity { display: flex; align-items: center; gap: .6rem; border: 1px solid var(--line); border-radius: 999px; padding: .35rem .85rem .35rem .35rem; width: fit-content; margin: .75rem 0 .5rem; }
-  .avatar { width: 2rem; height: 2rem; border-radius: 50%; background: #e6ebfd; color: var(--accent); display: grid; place-items: center; font-weight: 700; }
-  ul.accounts { list-style: none; padding: 0; margin: 0; border: 1px solid var(--line); border-radius: 10px; }
-  ul.accounts li + li { border-top: 1px solid var(--line); }
-  ul.accounts button { width: 100%; display: flex; align-items: center; gap: .8rem; background: none; color: var(--text); text-align: left; border-radius: 0; padding: .8rem 1rem; font-weight: 400; }
-  ul.accounts button:hover { background: #f6f8fe; }
-  .who strong { display: block; }
-  .who span { color: var(--muted); font-size: .88rem; }
-  code { background: #f0f1f4; padding: .1rem .35rem; border-radius: 4px; }
-  .row { display: grid; grid-template-columns: 1fr 1fr; gap: 0 .8rem; }
-  @media (max-width: 420px) { main { padding: 1.5rem 1.25rem; } .row { grid-template-columns: 1fr; } }
-</style>
+<link rel="stylesheet" href="${PAGE_ASSETS.styles.path}">
 </head>
 <body><main><p class="brand">Portcullis</p>${body}</main></body>
 </html>`;
 }
+
+// The engine's own self-submitting page (response_mode=form_post, and
+// end_session without a session) carries this inline script.
+const ENGINE_INLINE_SUBMIT = /<script>[^<]*document\.forms\[0\]\.submit\(\)[^<]*<\/script>/;
+
+/**
+ * Every HTML answer of the engine gets the page headers, and the engine's
+ * inline auto-submit script becomes our served one, which the policy allows.
+ */
+export const hardenEnginePages: EngineRule = async (ctx, next) => {
+  await next();
+  if (!ctx.response.is('html')) return;
+  ctx.set(PAGE_HEADERS);
+  if (typeof ctx.body === 'string') ctx.body = ctx.body.replace(ENGINE_INLINE_SUBMIT, `<script src="${PAGE_ASSETS.autoSubmit.path}"></script>`);
+};
 
 export function errorPage(error: string, description?: string): string {
   return page('Sign-in error', `<h1>Something went wrong</h1>
@@ -74,7 +121,7 @@ ${description ? `<p>${escapeHtml(description)}</p>` : ''}
 export function logoutPage(form: string): string {
   return page('Signing out', `<h1>Signing out…</h1>
 ${form.replace('</form>', '<input type="hidden" name="logout" value="yes"><noscript><button type="submit">Sign out</button></noscript></form>')}
-<script>document.forms[0].submit()</script>`);
+<script src="${PAGE_ASSETS.autoSubmit.path}"></script>`);
 }
 
 export function loggedOutPage(): string {

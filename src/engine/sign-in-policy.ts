@@ -1,14 +1,15 @@
 import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { decodeJwt } from 'jose';
-import { ROUTES as ROUTE_PATHS } from './routes.ts';
 import { forgetAccount, liveBrowserAccounts, readBrowserAccounts, rememberAccount, writeBrowserAccounts } from './browser-accounts.ts';
-import type { EngineRule } from './rules-by-endpoint.ts';
+import type { EngineRule } from './rule-dispatch.ts';
+import { addGrantableScopes } from './api-scope.ts';
 
 /**
- * First-party apps need no consent screen (SPEC 2.2): the grant of the
+ * First-party apps need no consent screen (docs/oidc.md): the grant of the
  * browser session for this app is created, or extended, with the requested
- * scopes and claims, so the engine's consent prompt has nothing to ask.
+ * scopes the app may have and the requested claims, so the engine's consent
+ * prompt has nothing to ask.
  */
 export async function loadFirstPartyGrant(ctx: KoaContextWithOIDC) {
   const { oidc } = ctx;
@@ -21,8 +22,7 @@ export async function loadFirstPartyGrant(ctx: KoaContextWithOIDC) {
   const grant = existing && existing.accountId === accountId && existing.clientId === client.clientId
     ? existing
     : new provider.Grant({ accountId, clientId: client.clientId });
-  const scope = [...(oidc.requestParamOIDCScopes ?? [])].join(' ');
-  if (scope) grant.addOIDCScope(scope);
+  addGrantableScopes(grant, client, oidc.requestParamOIDCScopes ?? []);
   const claims = [...(oidc.requestParamClaims ?? [])];
   if (claims.length) grant.addOIDCClaims(claims);
   await grant.save();
@@ -45,7 +45,7 @@ export async function expiresWithSession(_ctx: KoaContextWithOIDC, token: { kind
  * without a page (first-party). prompt=none is left alone.
  */
 export const offlineAccessAsksConsent: EngineRule = async (ctx, next) => {
-  if (ctx.method === 'GET' && ctx.path === ROUTE_PATHS.authorization) {
+  if (ctx.method === 'GET') {
     const scope = typeof ctx.query.scope === 'string' ? ctx.query.scope.split(' ') : [];
     const prompt = typeof ctx.query.prompt === 'string' ? ctx.query.prompt.split(' ').filter(Boolean) : [];
     if (scope.includes('offline_access') && !prompt.includes('none') && !prompt.includes('consent')) {
@@ -62,7 +62,7 @@ export const offlineAccessAsksConsent: EngineRule = async (ctx, next) => {
  */
 export function switchToHintedSession(cookieOptions: Record<string, unknown>): EngineRule {
   return async (ctx, next) => {
-    const hint = ctx.method === 'GET' && (ctx.path === ROUTE_PATHS.authorization || ctx.path === ROUTE_PATHS.end_session) ? ctx.query.id_token_hint : undefined;
+    const hint = ctx.method === 'GET' ? ctx.query.id_token_hint : undefined;
     if (typeof hint === 'string' && hint.length < 8192) {
       let sub: unknown;
       try {
@@ -87,22 +87,27 @@ export function switchToHintedSession(cookieOptions: Record<string, unknown>): E
   };
 }
 
-/** Keeps the browser's list of signed-in users current as sessions come and go. */
-export function recordBrowserAccounts(cookieOptions: Record<string, unknown>): EngineRule {
+type BrowserSession = { accountId?: string; uid: string; destroyed?: boolean } | undefined;
+
+/** Keeps the browser's list of signed-in users current: a user who signed in (authorization, resume) joins it. */
+export function rememberSignedInAccount(cookieOptions: Record<string, unknown>): EngineRule {
   return async (ctx, next) => {
     await next();
-    const route = ctx.oidc?.route;
-    const session = ctx.oidc?.session as unknown as { accountId?: string; uid: string; destroyed?: boolean } | undefined;
-    if (!session) return;
-    if ((route === 'authorization' || route === 'resume') && session.accountId && !session.destroyed) {
-      const accounts = readBrowserAccounts(ctx.cookies);
-      if (accounts[0]?.accountId !== session.accountId || accounts[0]?.sessionUid !== session.uid) {
-        writeBrowserAccounts(ctx.cookies, rememberAccount(accounts, { accountId: session.accountId, sessionUid: session.uid }), cookieOptions);
-      }
+    const session = ctx.oidc?.session as unknown as BrowserSession;
+    if (!session?.accountId || session.destroyed) return;
+    const accounts = readBrowserAccounts(ctx.cookies);
+    if (accounts[0]?.accountId !== session.accountId || accounts[0]?.sessionUid !== session.uid) {
+      writeBrowserAccounts(ctx.cookies, rememberAccount(accounts, { accountId: session.accountId, sessionUid: session.uid }), cookieOptions);
     }
-    if (route === 'end_session_confirm' && session.destroyed && session.accountId) {
-      writeBrowserAccounts(ctx.cookies, forgetAccount(readBrowserAccounts(ctx.cookies), session.accountId), cookieOptions);
-    }
+  };
+}
+
+/** A user who signed out (the logout confirmation) leaves the browser's list of signed-in users. */
+export function forgetSignedOutAccount(cookieOptions: Record<string, unknown>): EngineRule {
+  return async (ctx, next) => {
+    await next();
+    const session = ctx.oidc?.session as unknown as BrowserSession;
+    if (session?.destroyed && session.accountId) writeBrowserAccounts(ctx.cookies, forgetAccount(readBrowserAccounts(ctx.cookies), session.accountId), cookieOptions);
   };
 }
 
@@ -113,7 +118,7 @@ export function recordBrowserAccounts(cookieOptions: Record<string, unknown>): E
  */
 export const revokeAccessTokensAtLogout: EngineRule = async (ctx, next) => {
   await next();
-  if (ctx.oidc?.route !== 'end_session_confirm') return;
+  if (!ctx.oidc) return;
   const session = ctx.oidc.session as unknown as { destroyed?: boolean; authorizations?: Record<string, { grantId?: string }> } | undefined;
   if (!session?.destroyed || !session.authorizations) return;
   const provider = ctx.oidc.provider as Provider;

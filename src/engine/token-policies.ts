@@ -5,7 +5,7 @@ import { loginName } from '../domain/users.ts';
 import { CLAIMS_BY_SCOPE, ROLES_SCOPE } from './claims.ts';
 import { userClaims, type UserLookup } from './accounts.ts';
 import { MACHINE_KEY_CLAIM } from './key-bound-tokens.ts';
-import type { EngineRule } from './rules-by-endpoint.ts';
+import type { EngineRule } from './rule-dispatch.ts';
 
 interface ClientLike {
   clientId: string;
@@ -13,7 +13,7 @@ interface ClientLike {
   machine_user_id?: string;
 }
 
-interface TokenLike {
+export interface TokenLike {
   kind: string;
   jti: string;
   clientId: string;
@@ -29,7 +29,7 @@ interface TokenLike {
  * A token's audience (SEED 2.3): the app it was issued to and that app's
  * project, plus the audience a token exchange asked for.
  */
-async function audienceOf(provider: Provider, token: TokenLike): Promise<string[] | undefined> {
+export async function audienceOf(provider: Provider, token: TokenLike): Promise<string[] | undefined> {
   const client = await clientOf(provider, token);
   if (!client) return undefined;
   return [...new Set([client.clientId, ...(client.project_id ? [client.project_id] : []), ...(token.extra?.aud ?? [])])];
@@ -98,7 +98,6 @@ async function releasedClaims(ctx: KoaContextWithOIDC, findAccount: FindAccount,
 export function introspectionDetails(lookup: UserLookup, findAccount: FindAccount): EngineRule {
   return async (ctx, next) => {
     await next();
-    if (ctx.oidc?.route !== 'introspection') return;
     const body = ctx.body as Record<string, unknown> | undefined;
     if (!body?.active) return;
     const entities = ctx.oidc.entities as unknown as Record<string, TokenLike | undefined>;

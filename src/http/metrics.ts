@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { DISCOVERY_PATH, INTERACTION_PATH, ROUTES } from '../engine/routes.ts';
+import { DISCOVERY_PATH, ROUTES } from '../engine/routes.ts';
 import { pathOf } from './request-context.ts';
 
 /** The service's Prometheus metrics (SPEC 4), in one registry per process. */
@@ -13,22 +13,27 @@ export interface Metrics {
   storageErrors: Counter<'store'>;
 }
 
-const KNOWN_PATHS = new Set<string>([...Object.values(ROUTES), DISCOVERY_PATH, '/healthz', '/readyz', '/metrics']);
+const KNOWN_PATHS = new Set<string>([
+  ...Object.values(ROUTES),
+  DISCOVERY_PATH,
+  `${ROUTES.end_session}/confirm`,
+  `${ROUTES.end_session}/success`,
+  '/healthz',
+  '/readyz',
+  '/metrics',
+]);
+const RESUME_PREFIX = `${ROUTES.authorization}/`;
 
 /**
  * A route label of bounded cardinality: the fixed endpoints by path, the
- * admin API by its route pattern, interaction pages by kind, anything else
- * as "other" (so random paths cannot blow up the series count).
+ * engine's resume path and our routes by their pattern, anything else as
+ * "other" (so random paths cannot blow up the series count).
  */
 function routeLabel(path: string, matched: string | undefined): string {
   if (KNOWN_PATHS.has(path)) return path;
   if (matched) return matched;
-  if (path.startsWith(`${ROUTES.authorization}/`)) return `${ROUTES.authorization}/:uid`;
-  if (path.startsWith(`${ROUTES.end_session}/`)) return path.length < 40 ? path : 'other';
-  if (path.startsWith(`${INTERACTION_PATH}/`)) {
-    const step = path.split('/')[4];
-    return `${INTERACTION_PATH}/:uid${step && /^[a-z-]{1,20}$/.test(step) ? `/${step}` : ''}`;
-  }
+  // The door (src/http/engine-paths.ts) lets only well-formed resume paths through to the engine.
+  if (path.startsWith(RESUME_PREFIX) && !path.includes('/', RESUME_PREFIX.length)) return `${RESUME_PREFIX}:uid`;
   return 'other';
 }
 

@@ -3,12 +3,12 @@ import { membershipsOf } from '../storage/memberships.ts';
 import type { Principal } from '../domain/roles.ts';
 
 /** A caller with every role they hold on the instance and in each org. */
-export async function loadPrincipal(db: Queryable, user: { userId: string; orgId: string }): Promise<Principal> {
+export async function loadPrincipal(db: Queryable, user: { userId: string; orgId: string; impersonatorId?: string }): Promise<Principal> {
   const instanceRoles = new Set<string>();
   const orgRoles = new Map<string, Set<string>>();
   for (const membership of await membershipsOf(db, user.userId)) {
     if (membership.scope === 'instance') membership.roles.forEach((role) => instanceRoles.add(role));
     else orgRoles.set(membership.scope_id, new Set(membership.roles));
   }
-  return { userId: user.userId, orgId: user.orgId, instanceRoles, orgRoles };
+  return { userId: user.userId, orgId: user.orgId, instanceRoles, orgRoles, ...(user.impersonatorId ? { impersonatorId: user.impersonatorId } : {}) };
 }

@@ -1,13 +1,18 @@
 import { argon2 as argon2Cb, randomBytes, timingSafeEqual } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
+import { Unavailable } from '../domain/errors.ts';
 
 const argon2Raw = promisify(argon2Cb);
 
 // argon2id is CPU-bound and takes 19 MiB per run: more runs at once than
 // CPUs we may use buys no throughput, only memory (and a login flood would
-// turn into an out-of-memory). Extra runs wait their turn.
+// turn into an out-of-memory). Extra runs wait their turn, in a bounded
+// line: at about 50 runs per second per CPU, a full line is well under a
+// second of work; past it a flood gets "try again" at once instead of
+// piling up requests (and their memory) without end.
 const MAX_CONCURRENT = Math.max(1, availableParallelism());
+export const MAX_WAITING = 32 * MAX_CONCURRENT;
 let running = 0;
 const waiting: Array<() => void> = [];
 
@@ -15,6 +20,7 @@ async function argon2(...args: Parameters<typeof argon2Raw>): Promise<Buffer> {
   // A finishing run hands its slot straight to the next waiter, so `running`
   // never exceeds the limit, not even for a moment.
   if (running < MAX_CONCURRENT) running += 1;
+  else if (waiting.length >= MAX_WAITING) throw new Unavailable('too many password checks at once; try again shortly', 1);
   else await new Promise<void>((resolve) => waiting.push(resolve));
   try {
     return await argon2Raw(...args);

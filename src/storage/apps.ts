@@ -19,6 +19,7 @@ export interface AppRow {
   access_token_role_assertion: boolean;
   id_token_role_assertion: boolean;
   dev_mode: boolean;
+  iam_api_access: boolean;
   secret_digest: Uint8Array | null;
   sequence: string;
   creation_date: Date;
@@ -39,6 +40,7 @@ export function settingsOf(row: AppRow): AppSettings {
     accessTokenRoleAssertion: row.access_token_role_assertion,
     idTokenRoleAssertion: row.id_token_role_assertion,
     devMode: row.dev_mode,
+    iamApiAccess: row.iam_api_access,
   };
 }
 
@@ -49,16 +51,16 @@ function settingsPayload(settings: AppSettings): Record<string, unknown> {
 
 const SETTINGS_PARAMS = (s: AppSettings) => [
   s.name, s.redirectUris, s.postLogoutRedirectUris, s.responseTypes, s.grantTypes, s.appType, s.authMethodType,
-  s.accessTokenType, s.idTokenUserinfoAssertion, s.accessTokenRoleAssertion, s.idTokenRoleAssertion, s.devMode,
+  s.accessTokenType, s.idTokenUserinfoAssertion, s.accessTokenRoleAssertion, s.idTokenRoleAssertion, s.devMode, s.iamApiAccess,
 ];
 
 export async function addApp(write: Write, app: { id: string; projectId: string; orgId: string; clientId: string; settings: AppSettings; secretDigest: Buffer | null }): Promise<void> {
   const sequence = await write.append({ aggregateType: 'project', aggregateId: app.projectId, type: 'project.application.added', resourceOwner: app.orgId, payload: { appId: app.id, clientId: app.clientId, ...settingsPayload(app.settings) } });
   await write.tx.query(
     `INSERT INTO apps (name, redirect_uris, post_logout_redirect_uris, response_types, grant_types, app_type, auth_method,
-                       access_token_type, id_token_userinfo_assertion, access_token_role_assertion, id_token_role_assertion, dev_mode,
+                       access_token_type, id_token_userinfo_assertion, access_token_role_assertion, id_token_role_assertion, dev_mode, iam_api_access,
                        id, project_id, org_id, client_id, secret_digest, sequence, creation_date, change_date)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19)`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20)`,
     [...SETTINGS_PARAMS(app.settings), app.id, app.projectId, app.orgId, app.clientId, app.secretDigest, sequence, write.at],
   );
 }
@@ -69,9 +71,9 @@ export async function changeApp(write: Write, app: { id: string; projectId: stri
   await write.tx.query(
     `UPDATE apps SET name = $1, redirect_uris = $2, post_logout_redirect_uris = $3, response_types = $4, grant_types = $5, app_type = $6,
                      auth_method = $7, access_token_type = $8, id_token_userinfo_assertion = $9, access_token_role_assertion = $10,
-                     id_token_role_assertion = $11, dev_mode = $12, sequence = $14, change_date = $15,
-                     secret_digest = CASE WHEN $16 THEN $17::bytea ELSE secret_digest END
-      WHERE id = $13`,
+                     id_token_role_assertion = $11, dev_mode = $12, iam_api_access = $13, sequence = $15, change_date = $16,
+                     secret_digest = CASE WHEN $17 THEN $18::bytea ELSE secret_digest END
+      WHERE id = $14`,
     [...SETTINGS_PARAMS(app.settings), app.id, sequence, write.at, app.secretDigest !== undefined, app.secretDigest ?? null],
   );
 }
@@ -83,15 +85,23 @@ export async function removeApp(write: Write, app: { id: string; projectId: stri
 
 const APP_COLUMNS = `id, project_id, org_id, client_id, name, redirect_uris, post_logout_redirect_uris, response_types, grant_types, app_type,
   auth_method, access_token_type, id_token_userinfo_assertion, access_token_role_assertion, id_token_role_assertion, dev_mode,
-  secret_digest, sequence::text AS sequence, creation_date, change_date`;
+  iam_api_access, secret_digest, sequence::text AS sequence, creation_date, change_date`;
 
 export async function findApp(db: Queryable, id: string): Promise<AppRow | undefined> {
   const { rows } = await db.query<AppRow>(`SELECT ${APP_COLUMNS} FROM apps WHERE id = $1`, [id]);
   return rows[0];
 }
 
-export async function findAppByClientId(db: Queryable, clientId: string): Promise<AppRow | undefined> {
-  const { rows } = await db.query<AppRow>(`SELECT ${APP_COLUMNS} FROM apps WHERE client_id = $1`, [clientId]);
+/**
+ * The app behind an engine client, and whether it may obtain the API scope:
+ * its own flag counts only while it belongs to the instance's first org.
+ */
+export async function findAppByClientId(db: Queryable, clientId: string): Promise<(AppRow & { api_access: boolean }) | undefined> {
+  const { rows } = await db.query<AppRow & { api_access: boolean }>(
+    `SELECT ${APP_COLUMNS}, (iam_api_access AND org_id = (SELECT default_org_id FROM instance LIMIT 1)) IS TRUE AS api_access
+       FROM apps WHERE client_id = $1`,
+    [clientId],
+  );
   return rows[0];
 }
 

@@ -30,11 +30,21 @@ export interface Write {
   readonly lastSequence: string;
 }
 
+/** Who makes a write: a user, possibly acting for another one (an impersonation token). */
+export interface Editor {
+  userId: string;
+  impersonatorId?: string;
+}
+
 /**
  * Starts a write inside `tx`. The advisory lock serialises writers, so an
- * event's position is never lower than one committed before it.
+ * event's position is never lower than one committed before it. The events
+ * name their editor as creator; under impersonation that is the actor, and
+ * the user acted for is kept beside it (docs/security.md).
  */
-export async function beginWrite(tx: Transaction, creator: string | null): Promise<Write> {
+export async function beginWrite(tx: Transaction, editor: Editor | null): Promise<Write> {
+  const creator = editor ? (editor.impersonatorId ?? editor.userId) : null;
+  const impersonated = editor?.impersonatorId ? editor.userId : null;
   await tx.query("SELECT pg_advisory_xact_lock(hashtext('portcullis.events.' || current_schema()))");
   const { rows } = await tx.query<{ at: Date }>('SELECT clock_timestamp() AS at');
   const at = new Date(rows[0]!.at);
@@ -47,9 +57,9 @@ export async function beginWrite(tx: Transaction, creator: string | null): Promi
     },
     async append(event) {
       const result = await tx.query<{ position: string }>(
-        `INSERT INTO events (aggregate_type, aggregate_id, event_type, resource_owner, creator, payload, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING position::text AS position`,
-        [event.aggregateType, event.aggregateId, event.type, event.resourceOwner, creator, JSON.stringify(event.payload ?? {}), at],
+        `INSERT INTO events (aggregate_type, aggregate_id, event_type, resource_owner, creator, impersonated_user_id, payload, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING position::text AS position`,
+        [event.aggregateType, event.aggregateId, event.type, event.resourceOwner, creator, impersonated, JSON.stringify(event.payload ?? {}), at],
       );
       lastSequence = result.rows[0]!.position;
       return lastSequence;

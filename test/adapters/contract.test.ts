@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { Redis } from 'ioredis';
 import { createAdapterFactory, singleTokenGrantId } from '../../adapters/index.ts';
-import { PostgresAdapter, deleteExpiredEngineRecords } from '../../adapters/postgres.ts';
+import { PostgresAdapter, deleteExpiredEngineRecords, sweepExpiredEngineRecords } from '../../adapters/postgres.ts';
 import { RedisAdapter } from '../../adapters/redis.ts';
 import type { Queryable } from '../../src/storage/database.ts';
 import {
@@ -350,5 +350,19 @@ describe('deleteExpiredEngineRecords', () => {
     assert.equal(await rowExists(database.db, 'AccessToken', expired2), false);
     assert.ok(await rowExists(database.db, 'AccessToken', live));
     assert.ok(await rowExists(database.db, 'AccessToken', permanent));
+  });
+
+  it('a sweep keeps deleting batch after batch until nothing expired is left (no Redis: every short-lived record is here)', async () => {
+    const adapter = new PostgresAdapter('Session', database.db);
+    const live = newId();
+    await adapter.upsert(live, record('Session', live), TTL);
+    await database.db.query(
+      `INSERT INTO engine_records (model, id, payload, expires_at)
+       SELECT 'Session', 'swept-' || n, '{}'::jsonb, now() - interval '1 minute' FROM generate_series(1, 2345) AS n`,
+    );
+    assert.equal(await sweepExpiredEngineRecords(database.db, 500), 2345);
+    const { rows } = await database.db.query<{ n: number }>("SELECT count(*)::int AS n FROM engine_records WHERE expires_at <= now()");
+    assert.equal(rows[0]!.n, 0);
+    assert.ok(await rowExists(database.db, 'Session', live));
   });
 });

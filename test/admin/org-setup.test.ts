@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { authenticatePassword } from '../../src/queries/authenticate-password.ts';
 import { generateSecret, secretDigest } from '../../src/security/secrets.ts';
 import { newId } from '../../src/domain/ids.ts';
-import { assertErrorBody, assertViolations, type ApiResponse } from '../support/api.ts';
+import { assertErrorBody, assertInvalid, assertViolations, violatedFields, type ApiResponse } from '../support/api.ts';
 import { call, startAdminServer, type AdminServer } from '../support/admin.ts';
 
 // SPEC 3.1 / SEED 2.5, 2.6, 2.7, 4.8, 7.4, 8: POST /admin/v1/orgs/_setup and
@@ -570,6 +570,23 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
         assert.equal(response.status, 400, `${text}: ${response.text}`);
         assertErrorBody(response, 3);
       }
+    });
+
+    it('JSON nested deeper than 32 levels is 400, code 3, naming the body; 32 levels are read as usual', async () => {
+      for (const depth of [33, 1000, 100_000]) {
+        for (const text of [`${'['.repeat(depth)}${']'.repeat(depth)}`, `{"org":${'{"a":'.repeat(depth - 1)}1${'}'.repeat(depth)}`]) {
+          const response = await post(text, 'application/json');
+          assert.equal(response.status, 400, `depth ${depth}: ${response.text.slice(0, 300)}`);
+          assertErrorBody(response, 3);
+          assert.deepEqual(violatedFields(response), ['(body)']);
+        }
+      }
+      // Brackets inside strings are text, not nesting.
+      const bracketsInText = await post(JSON.stringify({ ...validBody(), org: { name: '['.repeat(250), domain: '' } }), 'application/json');
+      assertInvalid(bracketsInText, ['org.name'], 'brackets in a string');
+      const deepest = await post(`{"org":${'{"a":'.repeat(30)}1${'}'.repeat(31)}`, 'application/json');
+      assert.equal(deepest.status, 400);
+      assert.ok(!violatedFields(deepest).includes('(body)'), deepest.text.slice(0, 300));
     });
 
     it('a valid JSON body under another content type (text/plain, form) is 400', async () => {

@@ -185,6 +185,7 @@ describe('OIDC apps', () => {
       accessTokenRoleAssertion: false,
       idTokenRoleAssertion: false,
       devMode: false,
+      iamApiAccess: false,
     });
   });
 

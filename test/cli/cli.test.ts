@@ -53,7 +53,7 @@ describe('portcullis CLI against a real server', () => {
   }
 
   async function api(path: string, token = server.pat, org = orgId): Promise<{ status: number; body: any }> {
-    const response = await fetch(server.url + path, { headers: { authorization: `Bearer ${token}`, 'x-service-orgid': org } });
+    const response = await fetch(server.url + path, { headers: { authorization: `Bearer ${token}`, ...(org ? { 'x-service-orgid': org } : {}) } });
     return { status: response.status, body: await response.json() };
   }
 
@@ -174,6 +174,18 @@ describe('portcullis CLI against a real server', () => {
     const web = await cli('add-app', '--org', orgId, '--project', projectId, '--name', 'web2', '--redirect-uri', 'https://shop.example.com/cb');
     assert.equal(web.code, 0, web.stderr);
     assert.match(web.stdout, /^Client secret \(shown once.*\):\n {2}[A-Za-z0-9_-]{20,}$/m);
+  });
+
+  test('add-app --iam-api-access: for apps of the first org; in another org the server refuses it, naming the field', async () => {
+    const firstOrgProject = /projectId (\d+)/.exec((await cli('add-project', '--name', 'Console-like')).stdout)?.[1];
+    assert.ok(firstOrgProject);
+    const ok = await cli('add-app', '--project', firstOrgProject, '--name', 'console', '--redirect-uri', 'https://console.example.com/cb', '--iam-api-access', '--json');
+    assert.equal(ok.code, 0, ok.stderr);
+    const app = await api(`/management/v1/projects/${firstOrgProject}/apps/${JSON.parse(ok.stdout).appId}`, server.pat, '');
+    assert.equal(app.body.app.iamApiAccess, true);
+    const refused = await cli('add-app', '--org', orgId, '--project', projectId, '--name', 'outside', '--redirect-uri', 'https://x.example.com/cb', '--iam-api-access');
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /iamApiAccess/);
   });
 
   test('add-app with an unknown --auth value is a usage error', async () => {

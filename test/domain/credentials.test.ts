@@ -1,7 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { hashPassword, verifyPassword } from '../../src/security/passwords.ts';
+import { availableParallelism } from 'node:os';
+import { MAX_WAITING, hashPassword, verifyPassword } from '../../src/security/passwords.ts';
+import { Unavailable } from '../../src/domain/errors.ts';
 import { digestsEqual, generateSecret, secretDigest } from '../../src/security/secrets.ts';
 
 describe('password hashing (argon2id)', () => {
@@ -31,6 +33,22 @@ describe('password hashing (argon2id)', () => {
     assert.equal(await verifyPassword('x', ''), false);
     assert.equal(await verifyPassword('x', '$2b$10$abcdefghijklmnopqrstuv'), false);
     assert.equal(await verifyPassword('x', 'x'), false);
+  });
+
+  it('a flood beyond the bounded waiting line is refused at once with Unavailable (retry after 1 s), and every admitted check still answers', async () => {
+    const hash = await hashPassword('S3cure-Passw0rd!');
+    const flood = MAX_WAITING + availableParallelism() + 20;
+    const outcomes = await Promise.allSettled(Array.from({ length: flood }, () => verifyPassword('S3cure-Passw0rd!', hash)));
+    const refused = outcomes.filter((o) => o.status === 'rejected');
+    const answered = outcomes.filter((o) => o.status === 'fulfilled');
+    assert.ok(refused.length >= 20, `${refused.length} of ${flood} refused`);
+    for (const o of refused) {
+      assert.ok(o.reason instanceof Unavailable, String(o.reason));
+      assert.equal(o.reason.retryAfter, 1);
+    }
+    for (const o of answered) assert.equal(o.value, true);
+    // The line empties again: the next check runs as usual.
+    assert.equal(await verifyPassword('S3cure-Passw0rd!', hash), true);
   });
 
   it('non-ASCII passwords round-trip', async () => {

@@ -1,6 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -65,6 +65,19 @@ describe('first start on the embedded database with only DATA_DIR and PORT', () 
     const path = join(dataDir, 'master.key');
     assert.ok(existsSync(path));
     assert.equal(statSync(path).mode & 0o777, 0o600);
+  });
+
+  it('keeps everything under DATA_DIR to its own user: folders 0700, files 0600, the embedded database included', () => {
+    const loose: string[] = [];
+    const walk = (path: string) => {
+      const stat = statSync(path);
+      const wanted = stat.isDirectory() ? 0o700 : 0o600;
+      if ((stat.mode & 0o777) !== wanted) loose.push(`${path} ${(stat.mode & 0o777).toString(8)}`);
+      if (stat.isDirectory()) for (const entry of readdirSync(path)) walk(join(path, entry));
+    };
+    walk(dataDir);
+    assert.ok(existsSync(join(dataDir, 'pglite')), 'the embedded database lives in DATA_DIR');
+    assert.deepEqual(loose, []);
   });
 
   it('publishes the current and the next signing key, each with its own kid', async () => {

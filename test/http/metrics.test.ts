@@ -36,6 +36,14 @@ describe('GET /metrics', () => {
     assert.match(text, /portcullis_http_request_duration_seconds_bucket\{/);
   });
 
+  it('keeps route labels bounded: paths under engine and login-page prefixes that nothing serves count as "other"', async () => {
+    const junk = ['/oidc/v1/end_session/junk-a1', '/oauth/v2/authorize/uid/junk-b2', '/ui/login/uid/junk-c3', '/ui/login/junk-d4/password/more', '/oauth/v2/TOKEN'];
+    for (const path of junk) await fetch(`${server.url}${path}`);
+    const text = await metrics();
+    for (const marker of ['junk-a1', 'junk-b2', 'junk-c3', 'junk-d4', 'TOKEN']) assert.doesNotMatch(text, new RegExp(marker));
+    assert.ok((sample(text, 'portcullis_http_requests_total', { route: 'other', status: '404' }) ?? 0) >= junk.length);
+  });
+
   it('counts admin API calls by their route pattern, not by ids', async () => {
     await fetch(`${server.url}/management/v1/users/123456`, { headers: { authorization: `Bearer ${pat}` } });
     const text = await metrics();

@@ -7,7 +7,8 @@ import { startInProcess, type InProcessServer } from '../support/server.ts';
 import { request as http, type ApiResponse as HttpResult } from '../support/api.ts';
 import { postForm } from '../support/cluster.ts';
 import { deriveKey, resolveMasterKey } from '../../src/keys/master-key.ts';
-import { advanceSigningKeys, listSigningKeys, type SigningKeyView } from '../../src/keys/rotation.ts';
+import { advanceSigningKeys } from '../../src/keys/rotation.ts';
+import { listSigningKeys, type SigningKeyView } from '../../src/queries/signing-keys.ts';
 import { loadSigningKeys } from '../../src/keys/signing-keys.ts';
 
 // docs/api/signing-keys.md and SPEC 2.1: the JWKS publishes the next, current

@@ -409,7 +409,7 @@ describe('prompt=create', { concurrency: false }, () => {
     });
   }
 
-  test('an email that was already registered: the form comes back with "already exists" beside the email, values kept', async () => {
+  test('an email that was already registered: the form comes back with "not available" beside the email, values kept', async () => {
     const email = `twice-${randomUUID().slice(0, 8)}@example.org`;
     {
       const { page } = await freshPage();
@@ -422,7 +422,7 @@ describe('prompt=create', { concurrency: false }, () => {
     await registrationForm(page);
     await fill(page, { givenName: 'Second', familyName: 'Comer', email, password: goodPassword, passwordRepeat: goodPassword });
     await submitExpectingForm(page);
-    assert.match(await page.locator('#emailError').innerText(), /already exists/);
+    assert.match(await page.locator('#emailError').innerText(), /not available/);
     assert.equal(await page.inputValue('#givenName'), 'Second');
     assert.equal(await page.inputValue('#email'), email);
     assert.equal(await page.inputValue('#password'), '');
@@ -433,8 +433,58 @@ describe('prompt=create', { concurrency: false }, () => {
     await registrationForm(page);
     await fill(page, { givenName: 'Mallory', familyName: 'Mimic', email: alice.loginName /* alice@acme.example.test, Alice's email */, password: goodPassword, passwordRepeat: goodPassword });
     await submitExpectingForm(page);
-    assert.match(await page.locator('#emailError').innerText(), /already exists/);
+    assert.match(await page.locator('#emailError').innerText(), /not available/);
     assert.equal(await page.inputValue('#email'), alice.loginName);
+  });
+
+  test("with the org's login policy closing registration (allowRegister false): no register link, prompt=create and the form answer 403, nobody is created", async () => {
+    // A form opened while registration was open, submitted after it closed.
+    const { page } = await freshPage();
+    await registrationForm(page);
+    const email = `closed-${randomUUID().slice(0, 8)}@example.org`;
+    await fill(page, { givenName: 'No', familyName: 'Body', email, password: goodPassword, passwordRepeat: goodPassword });
+    const policy = await world.api('PUT', '/management/v1/policies/login', { allowRegister: false });
+    assert.equal(policy.status, 200, JSON.stringify(policy.body));
+    try {
+      const [posted] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/register')), page.click('button[type=submit]')]);
+      assert.equal(posted.status(), 403);
+      assert.match(await page.locator('body').innerText(), /Registration is not open/);
+      const search = await world.server.running.db.query('SELECT 1 FROM users WHERE lower(email) = lower($1)', [email]);
+      assert.equal(search.rows.length, 0);
+
+      const { page: other } = await freshPage();
+      const created = await other.goto(authorizeUrl({ prompt: 'create' }));
+      assert.equal(created?.status(), 403);
+      assert.equal(await other.locator('#givenName').count(), 0);
+      const login = await other.goto(authorizeUrl({}));
+      assert.equal(login?.status(), 200);
+      await other.waitForSelector('#loginName');
+      assert.equal(await other.locator('a[href$="/register"]').count(), 0, 'no register link');
+      const register = await other.goto(`${other.url().split('?')[0]!.replace(/\/$/, '')}/register`);
+      assert.equal(register?.status(), 403);
+    } finally {
+      assert.equal((await world.api('DELETE', '/management/v1/policies/login')).status, 200);
+    }
+    // Open again: the form is back.
+    const { page: again } = await freshPage();
+    await registrationForm(again);
+  });
+
+  test('an email used in another org gets the same answer, which says nothing about that org or its account', async () => {
+    const email = `elsewhere-${randomUUID().slice(0, 8)}@example.org`;
+    const created = await fetch(`${world.server.url}/management/v1/users/human`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${world.adminPat}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ userName: 'elsewhere', profile: { firstName: 'Else', lastName: 'Where' }, email: { email } }),
+    });
+    assert.equal(created.status, 200, await created.text());
+    const { page } = await freshPage();
+    await registrationForm(page);
+    await fill(page, { givenName: 'Nosy', familyName: 'Parker', email, password: goodPassword, passwordRepeat: goodPassword });
+    await submitExpectingForm(page);
+    assert.equal(await page.locator('#emailError').innerText(), 'This login name is not available.');
+    const text = await page.locator('body').innerText();
+    assert.doesNotMatch(text, /Default|exists|Else|organi[sz]ation/i);
   });
 });
 

@@ -3,8 +3,11 @@ import { createPrivateKey, randomUUID, type KeyObject } from 'node:crypto';
 import * as client from 'openid-client';
 import { SignJWT, importPKCS8 } from 'jose';
 import { jwtProfileClientId } from '../../src/domain/machine-clients.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { apiClient, readResponse, type ApiResponse } from './api.ts';
 import { readAdminPat, startInProcess, type InProcessServer } from './server.ts';
+import { runCodeFlow, type CodeFlowUser, type TokenSet } from './code-flow.ts';
 
 // A token exchange scene (SEED 4.2, SPEC 2.3) on one in-process server, set
 // up through the admin API only: apps that may exchange, human subjects,
@@ -51,6 +54,8 @@ function recordingFetch(answers: Answer[]): client.CustomFetch {
   };
 }
 
+const REDIRECT_URI = 'https://rp.example.com/cb';
+
 /** JWT profile requests take no client authentication: the assertion authenticates the machine user. */
 const noClientAuthentication: client.ClientAuth = () => {};
 
@@ -87,6 +92,14 @@ export interface AppSettings {
   authMethodType?: string;
   accessTokenType?: string;
   grantTypes?: string[];
+  iamApiAccess?: boolean;
+  /** The org of the project (`x-service-orgid`); default: the admin's. */
+  orgId?: string;
+}
+
+/** A human who can sign in at the login pages. */
+export interface SignInUser extends CodeFlowUser {
+  userId: string;
 }
 
 export interface ExchangeWorld {
@@ -97,9 +110,22 @@ export interface ExchangeWorld {
   /** An admin API call with the first-start admin's PAT; asserts a 200 and returns the body. */
   admin(method: string, path: string, body?: unknown, orgId?: string): Promise<any>;
   setTokenExchange(enabled: boolean): Promise<void>;
-  createProject(name: string): Promise<string>;
+  createProject(name: string, orgId?: string): Promise<string>;
   createApp(projectId: string, name: string, settings?: AppSettings): Promise<App>;
   createHuman(userName: string, orgId?: string): Promise<string>;
+  /** A human with a password, in `orgId` (default: the admin's org). */
+  createSignInUser(userName: string, orgId?: string): Promise<SignInUser>;
+  /** The first-start instance admin (IAM_OWNER), who signs in with the generated password. */
+  instanceAdmin(): Promise<SignInUser>;
+  /**
+   * An access token of `userId` issued to `app`, minted by the engine's own
+   * models as the end of a code flow would (a saved grant, then the token):
+   * what a machine user, who cannot sign in at the login pages, would hold
+   * had it signed in at `app`.
+   */
+  tokenIssuedTo(app: App, userId: string, scope: string): Promise<string>;
+  /** A complete browser-less authorization code flow of `user` at `app` (a secret-based app), with `scope`. */
+  codeFlow(app: App, user: CodeFlowUser, scope: string): Promise<TokenSet>;
   createMachine(userName: string, accessTokenType?: 'ACCESS_TOKEN_TYPE_BEARER' | 'ACCESS_TOKEN_TYPE_JWT'): Promise<Machine>;
   /** The JWT profile grant of a machine user: its own access token and ID token. */
   machineTokens(machine: Machine, scope?: string): Promise<MachineTokens>;
@@ -154,20 +180,26 @@ async function buildWorld(server: InProcessServer): Promise<ExchangeWorld> {
     async setTokenExchange(enabled) {
       await admin('PUT', '/v2/features/instance', { oidcTokenExchange: enabled });
     },
-    async createProject(name) {
-      return (await admin('POST', '/management/v1/projects', { name })).id;
+    async createProject(name, orgId) {
+      return (await admin('POST', '/management/v1/projects', { name }, orgId)).id;
     },
     async createApp(projectId, name, settings = {}) {
       const authMethodType = settings.authMethodType ?? 'OIDC_AUTH_METHOD_TYPE_BASIC';
-      const created = await admin('POST', `/management/v1/projects/${projectId}/apps/oidc`, {
-        name,
-        redirectUris: ['https://rp.example.com/cb'],
-        responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
-        grantTypes: settings.grantTypes ?? ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN', 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE'],
-        appType: 'OIDC_APP_TYPE_WEB',
-        authMethodType,
-        ...(settings.accessTokenType ? { accessTokenType: settings.accessTokenType } : {}),
-      });
+      const created = await admin(
+        'POST',
+        `/management/v1/projects/${projectId}/apps/oidc`,
+        {
+          name,
+          redirectUris: [REDIRECT_URI],
+          responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+          grantTypes: settings.grantTypes ?? ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN', 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE'],
+          appType: 'OIDC_APP_TYPE_WEB',
+          authMethodType,
+          ...(settings.accessTokenType ? { accessTokenType: settings.accessTokenType } : {}),
+          ...(settings.iamApiAccess !== undefined ? { iamApiAccess: settings.iamApiAccess } : {}),
+        },
+        settings.orgId,
+      );
       const app: App = { appId: created.appId, projectId, clientId: created.clientId, auth: client.None() };
       if (authMethodType === 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') {
         const key = await admin('POST', `/management/v1/projects/${projectId}/apps/${created.appId}/keys`, { type: 'KEY_TYPE_JSON' });
@@ -187,6 +219,30 @@ async function buildWorld(server: InProcessServer): Promise<ExchangeWorld> {
     async createHuman(userName, orgId) {
       const body = { userName, profile: { firstName: 'Test', lastName: userName }, email: { email: `${userName}@example.com`, isEmailVerified: true } };
       return (await admin('POST', '/management/v1/users/human', body, orgId)).userId;
+    },
+    async createSignInUser(userName, orgId) {
+      const password = `Pw-${userName}-${randomUUID().slice(0, 8)}`;
+      const body = { userName, profile: { firstName: 'Test', lastName: userName }, email: { email: `${userName}@example.com`, isEmailVerified: true }, password };
+      const { userId } = await admin('POST', '/management/v1/users/human', body, orgId);
+      return { userId, loginName: userName, password };
+    },
+    async instanceAdmin() {
+      const { rows } = await server.running.db.query<{ id: string }>("SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id WHERE u.type = 'human' AND m.scope = 'instance'");
+      const password = readFileSync(join(server.dataDir, 'admin.password'), 'utf8').trim();
+      return { userId: rows[0]!.id, loginName: 'admin', password };
+    },
+    async tokenIssuedTo(app, userId, scope) {
+      const provider = server.running.engine.provider;
+      const appClient = await provider.Client.find(app.clientId);
+      assert.ok(appClient, `client ${app.clientId}`);
+      const grant = new provider.Grant({ accountId: userId, clientId: app.clientId });
+      grant.addOIDCScope(scope);
+      const grantId = await grant.save();
+      return new provider.AccessToken({ accountId: userId, client: appClient, grantId, gty: 'authorization_code', scope } as never).save();
+    },
+    async codeFlow(app, user, scope) {
+      assert.ok(app.clientSecret, 'a code flow of a secret-based app');
+      return runCodeFlow({ baseUrl: server.url, clientId: app.clientId, clientSecret: app.clientSecret, redirectUri: REDIRECT_URI, scope }, user);
     },
     async createMachine(userName, accessTokenType = 'ACCESS_TOKEN_TYPE_BEARER') {
       const { userId } = await admin('POST', '/management/v1/users/machine', { userName, name: userName, description: 'token exchange tests', accessTokenType });

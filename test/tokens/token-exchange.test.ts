@@ -84,13 +84,20 @@ after(async () => {
 
 const tokensOf = (machine: Machine, scope?: string): Promise<MachineTokens> => world.machineTokens(machine, scope);
 
+/**
+ * A subject access token an app may exchange: one issued to that app (a
+ * token of another app is refused, docs/security.md), for a machine user or
+ * a user id.
+ */
+const subjectAt = (by: App, who: Machine | string, scope = 'openid profile offline_access'): Promise<string> =>
+  world.tokenIssuedTo(by, typeof who === 'string' ? who : who.userId, scope);
+
 /** Exchange by `by` with the given parameters (arrays are sent repeated). */
 const exchange = (by: App, params: Record<string, string | string[]>) => world.exchange(by, params);
 
 /** A token issued to `by` for `machine` by exchanging its own access token. */
 async function tokenAt(by: App, machine: Machine, extra: Record<string, string> = {}): Promise<Record<string, any>> {
-  const own = await tokensOf(machine);
-  return expectTokens(await exchange(by, { subject_token: own.access_token, subject_token_type: TYPE.accessToken, ...extra }));
+  return expectTokens(await exchange(by, { subject_token: await subjectAt(by, machine), subject_token_type: TYPE.accessToken, ...extra }));
 }
 
 /** An access token for `subject` issued to `by`, obtained by the IAM impersonator. */
@@ -99,6 +106,17 @@ async function impersonated(by: App, subject: string, extra: Record<string, stri
   return expectTokens(
     await exchange(by, { subject_token: subject, subject_token_type: TYPE.userId, actor_token: actor.access_token, actor_token_type: TYPE.accessToken, ...extra }),
   );
+}
+
+/**
+ * The IAM impersonator acting for `subject` at `by` through the subject's own
+ * token holding `scope`: a bare user id passes on neither offline_access nor
+ * the API scope, a token holding them does.
+ */
+async function impersonatedHolding(by: App, subject: string, scope: string): Promise<Record<string, any>> {
+  const actor = await tokensOf(iamImpersonator);
+  const subjectToken = await subjectAt(by, subject, scope);
+  return expectTokens(await exchange(by, { subject_token: subjectToken, subject_token_type: TYPE.accessToken, actor_token: actor.access_token, actor_token_type: TYPE.accessToken }));
 }
 
 /** A `jwt` subject token: signed with `key` (kid given), `iss` and `sub` as given. */
@@ -140,7 +158,7 @@ async function grantTypesSupported(): Promise<string[]> {
 describe('token exchange is a beta feature behind the oidcTokenExchange flag (SEED 5.2 rule 2)', () => {
   let request: Record<string, string>;
   before(async () => {
-    request = { subject_token: (await tokensOf(plain)).access_token, subject_token_type: TYPE.accessToken };
+    request = { subject_token: await subjectAt(app, plain), subject_token_type: TYPE.accessToken };
   });
   after(async () => {
     await world.setTokenExchange(true);
@@ -172,17 +190,17 @@ describe('token types (SEED 4.2)', () => {
 
   describe('access_token', () => {
     test('an opaque access token is accepted as subject_token; the new token is for the same user', async () => {
-      const own = await tokensOf(plain);
-      assert.ok(!isJwt(own.access_token), 'plain gets opaque access tokens');
-      const body = expectTokens(await exchange(app, { subject_token: own.access_token, subject_token_type: TYPE.accessToken }));
+      const own = await subjectAt(app, plain);
+      assert.ok(!isJwt(own), 'app issues opaque access tokens');
+      const body = expectTokens(await exchange(app, { subject_token: own, subject_token_type: TYPE.accessToken }));
       await assertActiveFor(app, body.access_token, plain.userId);
     });
 
-    test('a JWT access token (of a machine user set to JWT) is accepted as subject_token', async () => {
-      const own = await tokensOf(jwtUser);
-      assert.ok(isJwt(own.access_token), 'jwt-user gets JWT access tokens');
-      const body = expectTokens(await exchange(app, { subject_token: own.access_token, subject_token_type: TYPE.accessToken }));
-      await assertActiveFor(app, body.access_token, jwtUser.userId);
+    test('a JWT access token (of an app set to JWT) is accepted as subject_token', async () => {
+      const own = await subjectAt(jwtApp, jwtUser);
+      assert.ok(isJwt(own), 'jwtApp issues JWT access tokens');
+      const body = expectTokens(await exchange(jwtApp, { subject_token: own, subject_token_type: TYPE.accessToken }));
+      await assertActiveFor(jwtApp, body.access_token, jwtUser.userId);
     });
 
     test('opaque and JWT access tokens are accepted as actor_token', async () => {
@@ -196,11 +214,11 @@ describe('token types (SEED 4.2)', () => {
     });
 
     test('the requested access_token is opaque, even for an app and a user set to JWT access tokens', async () => {
-      const own = await tokensOf(jwtUser);
-      assert.ok(isJwt(own.access_token));
+      const own = await subjectAt(jwtApp, jwtUser);
+      assert.ok(isJwt(own));
       const requests: Array<Record<string, string>> = [{}, { requested_token_type: TYPE.accessToken }];
       for (const requested of requests) {
-        const body = expectTokens(await exchange(jwtApp, { subject_token: own.access_token, subject_token_type: TYPE.accessToken, ...requested }));
+        const body = expectTokens(await exchange(jwtApp, { subject_token: own, subject_token_type: TYPE.accessToken, ...requested }));
         assert.ok(!isJwt(body.access_token), `opaque, got ${body.access_token}`);
         assert.equal(body.issued_token_type, TYPE.accessToken);
         assert.equal(body.token_type, 'Bearer');
@@ -216,7 +234,7 @@ describe('token types (SEED 4.2)', () => {
       const body = await tokenAt(app, plain, { scope: 'openid offline_access' });
       assert.ok(body.refresh_token);
       refreshToken = body.refresh_token;
-      subject = (await tokensOf(plain)).access_token;
+      subject = await subjectAt(app, plain);
     });
 
     test('as subject_token: invalid_request', async () => {
@@ -241,18 +259,18 @@ describe('token types (SEED 4.2)', () => {
       await assertActiveFor(app, body.access_token, plain.userId);
     });
 
-    test('an ID token is accepted as actor_token, for itself and (with a role) for another user', async () => {
+    test('an ID token is accepted as actor_token for its own user; for another user it proves nothing (invalid_request), whatever the role', async () => {
       const own = await tokensOf(plain);
       const self = expectTokens(await exchange(app, { subject_token: plain.userId, subject_token_type: TYPE.userId, actor_token: own.id_token, actor_token_type: TYPE.idToken }));
       await assertActiveFor(app, self.access_token, plain.userId);
       const actor = await tokensOf(iamImpersonator);
-      const other = expectTokens(await exchange(app, { subject_token: alice, subject_token_type: TYPE.userId, actor_token: actor.id_token, actor_token_type: TYPE.idToken }));
-      await assertActiveFor(app, other.access_token, alice, iamImpersonator.userId);
+      const other = await exchange(app, { subject_token: alice, subject_token_type: TYPE.userId, actor_token: actor.id_token, actor_token_type: TYPE.idToken });
+      expectError(other, 400, 'invalid_request', /access token/);
     });
 
     test('requested: access_token holds an ID token of the subject, token_type N_A, issued_token_type id_token', async () => {
-      const own = await tokensOf(plain);
-      const body = expectTokens(await exchange(app, { subject_token: own.access_token, subject_token_type: TYPE.accessToken, requested_token_type: TYPE.idToken, scope: 'openid' }));
+      const own = await subjectAt(app, plain);
+      const body = expectTokens(await exchange(app, { subject_token: own, subject_token_type: TYPE.accessToken, requested_token_type: TYPE.idToken, scope: 'openid' }));
       assert.equal(body.token_type, 'N_A');
       assert.equal(body.issued_token_type, TYPE.idToken);
       assert.equal(body.scope, 'openid');
@@ -269,7 +287,7 @@ describe('token types (SEED 4.2)', () => {
     });
 
     test('a revoked JWT access token is no ID token either: presented as id_token it is refused (invalid_grant)', async () => {
-      const issued = expectTokens(await exchange(app, { subject_token: (await tokensOf(plain)).access_token, subject_token_type: TYPE.accessToken, requested_token_type: TYPE.jwt }));
+      const issued = expectTokens(await exchange(app, { subject_token: await subjectAt(app, plain), subject_token_type: TYPE.accessToken, requested_token_type: TYPE.jwt }));
       await world.revoke(app, issued.access_token);
       assert.equal((await world.introspect(app, issued.access_token)).active, false);
       expectError(await exchange(app, { subject_token: issued.access_token, subject_token_type: TYPE.accessToken }), 400, 'invalid_grant');
@@ -343,7 +361,7 @@ describe('token types (SEED 4.2)', () => {
     });
 
     test('as actor_token: invalid_request', async () => {
-      const subject = (await tokensOf(plain)).access_token;
+      const subject = await subjectAt(app, plain);
       expectError(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token: iamImpersonator.userId, actor_token_type: TYPE.userId }), 400, 'invalid_request');
     });
 
@@ -373,7 +391,7 @@ describe('the exchange response (SEED 2.1, 4.2)', () => {
       [TYPE.idToken, TYPE.idToken],
     ];
     for (const [requested, issued] of cases) {
-      const subject = (await tokensOf(plain)).access_token;
+      const subject = await subjectAt(app, plain);
       const body = expectTokens(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, ...(requested ? { requested_token_type: requested } : {}) }));
       assert.equal(body.issued_token_type, issued, `requested ${requested}`);
       assert.equal(body.token_type, requested === TYPE.idToken ? 'N_A' : 'Bearer');
@@ -392,7 +410,7 @@ describe('the exchange response (SEED 2.1, 4.2)', () => {
       ['profile offline_access', 'profile offline_access'],
     ];
     for (const [scope, granted] of cases) {
-      const subject = (await tokensOf(plain)).access_token;
+      const subject = await subjectAt(app, plain);
       const body = expectTokens(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, ...(scope ? { scope } : {}) }));
       assert.equal(body.scope, granted, `scope for ${scope}`);
       const scopes = granted.split(' ');
@@ -404,14 +422,14 @@ describe('the exchange response (SEED 2.1, 4.2)', () => {
       }
     }
     for (const requested of [TYPE.jwt, TYPE.idToken]) {
-      const subject = (await tokensOf(plain)).access_token;
+      const subject = await subjectAt(app, plain);
       const body = expectTokens(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, requested_token_type: requested }));
       assert.equal(body.scope, 'openid profile offline_access', `scope of requested ${requested}`);
     }
   });
 
   test('the refresh token works at the refresh grant, and the refreshed token still carries act', async () => {
-    const body = await impersonated(app, alice, { scope: 'openid profile offline_access' });
+    const body = await impersonatedHolding(app, alice, 'openid profile offline_access');
     assert.ok(body.refresh_token, 'offline_access gives a refresh token');
     await assertActiveFor(app, body.access_token, alice, iamImpersonator.userId);
     const refreshed = await client.refreshTokenGrant(world.configOf(app), body.refresh_token);
@@ -447,7 +465,7 @@ describe('where the grant of an exchanged token is kept', () => {
   });
 
   test('with a refresh token: the grant is durable (PostgreSQL) and lives as long as a refresh token may', async () => {
-    const body = await impersonated(app, alice, { scope: 'openid profile offline_access' });
+    const body = await impersonatedHolding(app, alice, 'openid profile offline_access');
     assert.ok(body.refresh_token);
     const grant = await storedGrantOf(world.server, body.access_token);
     assert.deepEqual([grant.inPostgres, grant.inRedis], [true, false]);
@@ -456,7 +474,7 @@ describe('where the grant of an exchanged token is kept', () => {
   });
 
   test('requested id_token: no grant is stored, as no token names one', async () => {
-    const subject = (await tokensOf(plain)).access_token;
+    const subject = await subjectAt(app, plain);
     const before = await grantRecords();
     expectTokens(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, requested_token_type: TYPE.idToken }));
     assert.equal(await grantRecords(), before);
@@ -472,7 +490,7 @@ describe('impersonation: a subject other than the actor (SPEC 2.3)', () => {
     const actor = (await tokensOf(plain)).access_token;
     const asUser = await exchange(app, { subject_token: alice, subject_token_type: TYPE.userId, actor_token: actor, actor_token_type: TYPE.accessToken });
     expectError(asUser, 400, 'invalid_request', /impersonation not permitted/);
-    const someoneElse = (await tokensOf(jwtUser)).access_token;
+    const someoneElse = await subjectAt(app, jwtUser);
     const asToken = await exchange(app, { subject_token: someoneElse, subject_token_type: TYPE.accessToken, actor_token: actor, actor_token_type: TYPE.accessToken });
     expectError(asToken, 400, 'invalid_request', /impersonation not permitted/);
   });
@@ -485,7 +503,7 @@ describe('impersonation: a subject other than the actor (SPEC 2.3)', () => {
     }
     // A token of another user as subject works the same.
     const actor = (await tokensOf(iamImpersonator)).access_token;
-    const subject = (await tokensOf(plain)).access_token;
+    const subject = await subjectAt(app, plain);
     const body = expectTokens(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token: actor, actor_token_type: TYPE.accessToken }));
     await assertActiveFor(app, body.access_token, plain.userId, iamImpersonator.userId);
   });
@@ -504,7 +522,7 @@ describe('impersonation: a subject other than the actor (SPEC 2.3)', () => {
 
   test('acting for oneself needs no role and adds no act', async () => {
     const own = await tokensOf(plain);
-    const body = expectTokens(await exchange(app, { subject_token: own.access_token, subject_token_type: TYPE.accessToken, actor_token: own.id_token, actor_token_type: TYPE.idToken }));
+    const body = expectTokens(await exchange(app, { subject_token: await subjectAt(app, plain), subject_token_type: TYPE.accessToken, actor_token: own.id_token, actor_token_type: TYPE.idToken }));
     await assertActiveFor(app, body.access_token, plain.userId);
   });
 });
@@ -545,11 +563,16 @@ describe('audience: a subset of the audiences of the subject and actor tokens (S
     expectError(await exchange(app, { ...withSubject(), audience: [app.clientId, otherApp.clientId] }), 400, 'invalid_target');
   });
 
-  test('the new token is for the requested audience: that app finds it active at introspection', async () => {
-    const body = expectTokens(await exchange(otherApp, { ...withSubject(), audience: app.clientId }));
-    const info = await assertActiveFor(app, body.access_token, plain.userId);
+  test('the new token is for the requested audience: that app finds it active at introspection, and may exchange it in turn', async () => {
+    const body = expectTokens(await exchange(app, { ...withActor(), audience: otherApp.clientId }));
+    const info = await assertActiveFor(otherApp, body.access_token, plain.userId, iamImpersonator.userId);
     const aud = Array.isArray(info.aud) ? info.aud : [info.aud];
-    assert.ok(aud.includes(app.clientId), `aud ${JSON.stringify(info.aud)}`);
+    assert.ok(aud.includes(otherApp.clientId), `aud ${JSON.stringify(info.aud)}`);
+    expectTokens(await exchange(otherApp, { subject_token: body.access_token, subject_token_type: TYPE.accessToken, scope: 'openid' }));
+  });
+
+  test('a subject access token issued to another app (outside its project) cannot be exchanged: invalid_grant', async () => {
+    expectError(await exchange(otherApp, withSubject()), 400, 'invalid_grant', /not issued to this client/);
   });
 });
 
@@ -559,7 +582,7 @@ describe('scope (SEED 4.2: token exchange can change scope)', () => {
   before(() => world.setTokenExchange(true));
 
   test("a scope narrower than the subject token's: the response scope is the narrower one", async () => {
-    const subject = (await tokensOf(plain)).access_token;
+    const subject = await subjectAt(app, plain);
     const body = expectTokens(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, scope: 'openid' }));
     assert.equal(body.scope, 'openid');
     const info = await assertActiveFor(app, body.access_token, plain.userId);
@@ -567,14 +590,14 @@ describe('scope (SEED 4.2: token exchange can change scope)', () => {
   });
 
   test("a scope wider than the subject token's: invalid_scope", async () => {
-    const subject = (await tokensOf(plain, 'openid')).access_token;
+    const subject = await subjectAt(app, plain, 'openid');
     for (const scope of ['openid profile', 'openid offline_access', 'email']) {
       expectError(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, scope }), 400, 'invalid_scope');
     }
   });
 
   test('an unknown scope: invalid_scope', async () => {
-    const subject = (await tokensOf(plain)).access_token;
+    const subject = await subjectAt(app, plain);
     expectError(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, scope: 'openid bogus' }), 400, 'invalid_scope');
   });
 });
@@ -586,7 +609,7 @@ describe('bad requests (SEED 7.2)', () => {
   let actor: string;
   before(async () => {
     await world.setTokenExchange(true);
-    subject = (await tokensOf(plain)).access_token;
+    subject = await subjectAt(app, plain);
     actor = (await tokensOf(iamImpersonator)).access_token;
   });
 
@@ -677,7 +700,7 @@ describe('bad requests (SEED 7.2)', () => {
   });
 
   test('a repeated subject_token (or other single parameter): invalid_request', async () => {
-    const other = (await tokensOf(plain)).access_token;
+    const other = await subjectAt(app, plain);
     expectError(await exchange(app, { subject_token: [subject, other], subject_token_type: TYPE.accessToken }), 400, 'invalid_request');
     expectError(await exchange(app, { subject_token: [subject, subject], subject_token_type: TYPE.accessToken }), 400, 'invalid_request');
     expectError(await exchange(app, { subject_token: subject, subject_token_type: [TYPE.accessToken, TYPE.accessToken] }), 400, 'invalid_request');

@@ -1,10 +1,13 @@
+import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';
-import { errors, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
+import { type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
 import { decodeProtectedHeader, importJWK, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import type { Queryable } from '../../storage/database.ts';
 import { findActiveMachineKey } from '../../storage/credentials.ts';
-import { JWT_BEARER_GRANT } from '../../domain/machine-clients.ts';
-import { issueAccessToken, requestedScope } from './issue.ts';
+import { JWT_BEARER_GRANT } from '../../domain/grant-types.ts';
+import { issueAccessToken } from './issue.ts';
+import { requestedScopes } from '../scopes.ts';
+import { invalidGrant } from '../oauth-errors.ts';
 
 export const JWT_BEARER_PARAMETERS = ['assertion', 'scope'];
 
@@ -13,9 +16,6 @@ const MAX_ASSERTION_LIFETIME = 3600;
 const CLOCK_SKEW = 60;
 const ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'];
 
-function invalidGrant(description: string): Error {
-  return new errors.CustomOIDCProviderError('invalid_grant', description);
-}
 
 type ImportedKey = Awaited<ReturnType<typeof importJWK>>;
 
@@ -65,10 +65,15 @@ async function verifiedAssertion(assertion: string, key: ImportedKey, userId: st
   return payload;
 }
 
-/** RFC 7523 3 (jti): an assertion is used once within its lifetime. */
-async function refuseReplay(provider: Provider, userId: string, payload: JWTPayload): Promise<void> {
-  if (payload.jti === undefined) return;
-  const unique = await (provider.ReplayDetection as unknown as { unique(iss: string, jti: string, exp: number): Promise<boolean> }).unique(userId, String(payload.jti), payload.exp!);
+/**
+ * RFC 7523 3 (jti): an assertion is used once within its lifetime. One
+ * without a `jti` is known by its digest instead, so the same assertion
+ * presented again is a replay too (the two kinds cannot collide: a digest
+ * id has a prefix a `jti` is not given).
+ */
+async function refuseReplay(provider: Provider, userId: string, assertion: string, payload: JWTPayload): Promise<void> {
+  const id = payload.jti === undefined ? `sha256:${createHash('sha256').update(assertion).digest('base64url')}` : `jti:${String(payload.jti)}`;
+  const unique = await (provider.ReplayDetection as unknown as { unique(iss: string, jti: string, exp: number): Promise<boolean> }).unique(userId, id, payload.exp!);
   if (!unique) throw invalidGrant('assertion was already used');
 }
 
@@ -86,8 +91,8 @@ export function jwtBearerGrant(db: Queryable, audiences: string[], findAccount: 
     const assertion = String(ctx.oidc.params!.assertion);
     const { keyId, key } = await assertionKey(db, userId, assertion);
     const payload = await verifiedAssertion(assertion, key, userId, audiences);
-    await refuseReplay(provider, userId, payload);
-    const scope = requestedScope(ctx);
+    await refuseReplay(provider, userId, assertion, payload);
+    const scope = requestedScopes(ctx.oidc.params!.scope);
     ctx.body = await issueAccessToken(ctx, { accountId: userId, scope, gty: JWT_BEARER_GRANT, idToken: scope.includes('openid'), findAccount, machineKeyId: keyId });
   };
 }

@@ -5,11 +5,16 @@ import type { Queryable } from '../../storage/database.ts';
 import { findUser } from '../../storage/users.ts';
 import { membershipsOf } from '../../storage/memberships.ts';
 import type { FeatureName } from '../../storage/features.ts';
-import { KNOWN_SCOPES } from '../claims.ts';
+import { mayImpersonate } from '../../domain/roles.ts';
+import { API_SCOPE, CLAIMS_BY_SCOPE } from '../claims.ts';
+import { optionalScopes } from '../scopes.ts';
+import { grantableScopes } from '../api-scope.ts';
 import type { ExchangeOutcomes } from './token-extras.ts';
-import { tokenOnNewGrant } from './issue.ts';
+import { mintIdToken, tokenOnNewGrant } from './issue.ts';
+import { invalidGrant } from '../oauth-errors.ts';
+import { TOKEN_EXCHANGE_GRANT } from '../../domain/grant-types.ts';
+import { audienceOf, type TokenLike } from '../token-policies.ts';
 
-export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const TOKEN_EXCHANGE_PARAMETERS = ['subject_token', 'subject_token_type', 'actor_token', 'actor_token_type', 'requested_token_type', 'audience', 'scope', 'resource'];
 /** RFC 8693 2.1: `audience` may be repeated. */
 export const TOKEN_EXCHANGE_REPEATABLE = ['audience'];
@@ -22,11 +27,13 @@ const TYPE = {
   userId: 'urn:service:params:oauth:token-type:user_id',
 } as const;
 
-/** Who a presented token stands for, what it may be narrowed to, and whom it was for. */
+/** Who a presented token stands for, the scopes it carries (none for a bare user id or client JWT), and whom it was for. */
 interface Party {
   userId: string;
   scopes?: string[];
   audience: string[];
+  /** Only an access token is a credential of its user: ID tokens are handed to every app a user signs in to. */
+  kind: 'access_token' | 'id_token' | 'user';
 }
 
 interface ExchangeContext {
@@ -37,25 +44,27 @@ interface ExchangeContext {
   keys: JSONWebKeySet;
 }
 
-function invalidRequest(description: string): Error {
-  return new errors.InvalidRequest(description);
-}
+/** Scopes that only a token holding them passes on: never taken from a bare user id or an ID token. */
+const HELD_ONLY = new Set([API_SCOPE, 'offline_access']);
+/** What an ID token's claims show of the scopes of the grant that issued it. */
+const IDENTITY_SCOPES = ['profile', 'email', 'phone', 'address'] as const;
 
-function invalidGrant(description: string): Error {
-  return new errors.CustomOIDCProviderError('invalid_grant', description);
-}
 
 function param(ctx: KoaContextWithOIDC, name: string): string | undefined {
   const value = (ctx.oidc.params as Record<string, unknown>)[name];
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-/** An access token of ours, opaque or JWT, still active. */
+/** An access token of ours, opaque or JWT, still active; its audience is its app, that app's project and an exchange's requested audience. */
 async function fromAccessToken(x: ExchangeContext, value: string): Promise<Party> {
-  const token = (await x.provider.AccessToken.find(value)) as unknown as { accountId?: string; clientId: string; scope?: string } | undefined;
+  const token = (await x.provider.AccessToken.find(value)) as unknown as (TokenLike & { accountId?: string }) | undefined;
   if (!token?.accountId) throw invalidGrant('token is not an active access token of a user');
-  const client = (await x.provider.Client.find(token.clientId)) as unknown as { project_id?: string } | undefined;
-  return { userId: token.accountId, scopes: token.scope?.split(' ') ?? [], audience: [token.clientId, ...(client?.project_id ? [client.project_id] : [])] };
+  return { userId: token.accountId, scopes: token.scope?.split(' ').filter(Boolean) ?? [], audience: (await audienceOf(x.provider, token)) ?? [], kind: 'access_token' };
+}
+
+/** An ID token carries no scope: its claims show which identity scopes the grant behind it held. */
+function scopesShownBy(payload: JWTPayload): string[] {
+  return ['openid', ...IDENTITY_SCOPES.filter((scope) => CLAIMS_BY_SCOPE[scope]!.some((claim) => payload[claim] !== undefined))];
 }
 
 /**
@@ -74,7 +83,7 @@ async function fromIdToken(x: ExchangeContext, value: string): Promise<Party> {
   if (typ?.toLowerCase() === 'at+jwt' || payload.client_id !== undefined) throw invalidGrant('the token is an access token, not an id_token');
   if (typeof payload.sub !== 'string') throw invalidGrant('id_token has no subject');
   const audience = Array.isArray(payload.aud) ? payload.aud : payload.aud ? [payload.aud] : [];
-  return { userId: payload.sub, audience };
+  return { userId: payload.sub, scopes: scopesShownBy(payload), audience, kind: 'id_token' };
 }
 
 /** SEED 4.2: a JWT the calling client signed with one of its registered keys, naming the subject in `sub`. */
@@ -88,7 +97,7 @@ async function fromClientJwt(x: ExchangeContext, value: string): Promise<Party> 
     throw invalidGrant(`subject jwt rejected: ${(err as Error).message}`);
   }
   if (typeof payload.sub !== 'string') throw invalidGrant('subject jwt has no subject');
-  return { userId: payload.sub, audience: [] };
+  return { userId: payload.sub, audience: [], kind: 'user' };
 }
 
 async function resolveSubject(x: ExchangeContext, value: string, type: string, hasActor: boolean): Promise<Party> {
@@ -98,32 +107,52 @@ async function resolveSubject(x: ExchangeContext, value: string, type: string, h
     case TYPE.idToken:
       return fromIdToken(x, value);
     case TYPE.jwt:
-      if (!hasActor) throw invalidRequest('a subject_token of type jwt needs an actor_token');
+      if (!hasActor) throw new errors.InvalidRequest('a subject_token of type jwt needs an actor_token');
       return fromClientJwt(x, value);
     case TYPE.userId:
-      if (!hasActor) throw invalidRequest('a subject_token of type user_id needs an actor_token');
-      return { userId: value, audience: [] };
+      if (!hasActor) throw new errors.InvalidRequest('a subject_token of type user_id needs an actor_token');
+      return { userId: value, audience: [], kind: 'user' };
     case TYPE.refreshToken:
-      throw invalidRequest('refresh tokens cannot be exchanged');
+      throw new errors.InvalidRequest('refresh tokens cannot be exchanged');
     default:
-      throw invalidRequest('unsupported subject_token_type');
+      throw new errors.InvalidRequest('unsupported subject_token_type');
   }
 }
 
 async function resolveActor(x: ExchangeContext, value: string, type: string | undefined): Promise<Party> {
-  if (!type) throw invalidRequest('missing required parameter actor_token_type');
+  if (!type) throw new errors.InvalidRequest('missing required parameter actor_token_type');
   if (type === TYPE.accessToken) return fromAccessToken(x, value);
   if (type === TYPE.idToken) return fromIdToken(x, value);
-  throw invalidRequest('unsupported actor_token_type');
+  throw new errors.InvalidRequest('unsupported actor_token_type');
 }
 
-/** SPEC 2.3: acting for another user needs an impersonator role. */
-async function checkImpersonation(db: Queryable, actorId: string, subjectOrgId: string): Promise<void> {
-  const memberships = await membershipsOf(db, actorId);
-  const permitted = memberships.some((m) =>
-    (m.scope === 'instance' && m.roles.includes('IAM_END_USER_IMPERSONATOR')) || (m.scope === 'org' && m.scope_id === subjectOrgId && m.roles.includes('ORG_END_USER_IMPERSONATOR')),
-  );
-  if (!permitted) throw invalidRequest('impersonation not permitted');
+/**
+ * A subject access token is one the calling app was meant to use: issued to
+ * it or its project, or exchanged for it as audience. Otherwise any app that
+ * saw a token could turn it into one of its own.
+ */
+function checkSubjectFor(client: { clientId: string; project_id?: unknown }, subject: Party): void {
+  if (subject.kind !== 'access_token') return;
+  const audience = new Set(subject.audience);
+  if (audience.has(client.clientId) || (typeof client.project_id === 'string' && audience.has(client.project_id))) return;
+  throw invalidGrant('the subject_token was not issued to this client or its project');
+}
+
+/**
+ * The actor proves who acts: an access token of an active user. An ID token
+ * proves nothing of the kind (every app the user signs in to holds one), so
+ * it may only name the subject itself.
+ */
+async function checkActor(db: Queryable, actor: Party, subject: Party): Promise<void> {
+  const user = await findUser(db, actor.userId);
+  if (!user || user.state !== 'active') throw invalidGrant('the actor is not an active user');
+  if (actor.kind !== 'access_token' && actor.userId !== subject.userId) throw new errors.InvalidRequest('acting for another user needs an access token as actor_token');
+}
+
+/** Acting for another user needs an impersonator role, and reaches end users only (docs/security.md). */
+async function checkImpersonation(db: Queryable, actorId: string, subject: { id: string; org_id: string }): Promise<void> {
+  const [actorMemberships, subjectMemberships] = await Promise.all([membershipsOf(db, actorId), membershipsOf(db, subject.id)]);
+  if (!mayImpersonate(actorMemberships, { orgId: subject.org_id, memberships: subjectMemberships })) throw new errors.InvalidRequest('impersonation not permitted');
 }
 
 /** RFC 8693 2.1: the requested audience must be among those of the presented tokens. */
@@ -133,15 +162,25 @@ function checkAudience(requested: string[], subject: Party, actor: Party | undef
   if (outside) throw new errors.InvalidTarget(`audience ${outside} is not among the audiences of the presented tokens`);
 }
 
-/** The scopes of the new token: narrowed from the subject token's, or known scopes for other subjects. */
-function grantedScopes(ctx: KoaContextWithOIDC, subject: Party): string[] {
-  const requested = param(ctx, 'scope')?.split(' ').filter(Boolean);
-  if (!requested) return subject.scopes ?? ['openid'];
-  const unknown = requested.find((s) => !KNOWN_SCOPES.has(s));
-  if (unknown) throw new errors.InvalidScope(`unknown scope ${unknown}`, unknown);
-  const beyond = subject.scopes && requested.find((s) => !subject.scopes!.includes(s));
-  if (beyond) throw new errors.InvalidScope(`scope ${beyond} exceeds the subject token`, beyond);
-  return [...new Set(requested)];
+/**
+ * The most the new token may carry: never more than the subject token held.
+ * A bare user id (or client JWT) holds nothing itself: the actor's access
+ * token is the ceiling, and the API scope and offline_access, which only a
+ * token holding them passes on, are out of reach.
+ */
+function scopeCeiling(subject: Party, actor: Party | undefined): string[] {
+  if (subject.scopes) return subject.scopes.filter((scope) => subject.kind === 'access_token' || !HELD_ONLY.has(scope));
+  const held = actor?.kind === 'access_token' ? (actor.scopes ?? []) : ['openid'];
+  return held.filter((scope) => !HELD_ONLY.has(scope));
+}
+
+/** The scopes of the new token: those asked for (by default the subject token's), within the ceiling. */
+function grantedScopes(ctx: KoaContextWithOIDC, subject: Party, ceiling: string[]): string[] {
+  const requested = optionalScopes((ctx.oidc.params as Record<string, unknown>).scope);
+  if (!requested) return subject.scopes ? ceiling : ['openid'];
+  const beyond = requested.find((s) => !ceiling.includes(s));
+  if (beyond) throw new errors.InvalidScope(`scope ${beyond} exceeds the ${subject.scopes ? 'subject token' : 'actor token'}`, beyond);
+  return requested;
 }
 
 export interface TokenExchangeDeps {
@@ -167,19 +206,21 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
     if (param(ctx, 'resource') !== undefined) throw new errors.InvalidTarget('the resource parameter is not supported');
     const provider = ctx.oidc.provider as Provider;
     const x: ExchangeContext = { ctx, provider, db: deps.db, issuer: deps.issuer, keys: deps.publicKeys };
+    const client = ctx.oidc.client!;
 
     const subjectToken = param(ctx, 'subject_token');
     const subjectType = param(ctx, 'subject_token_type');
-    if (!subjectToken) throw invalidRequest('missing required parameter subject_token');
-    if (!subjectType) throw invalidRequest('missing required parameter subject_token_type');
+    if (!subjectToken) throw new errors.InvalidRequest('missing required parameter subject_token');
+    if (!subjectType) throw new errors.InvalidRequest('missing required parameter subject_token_type');
     const actorToken = param(ctx, 'actor_token');
-    if (!actorToken && param(ctx, 'actor_token_type')) throw invalidRequest('actor_token_type given without actor_token');
+    if (!actorToken && param(ctx, 'actor_token_type')) throw new errors.InvalidRequest('actor_token_type given without actor_token');
     const requestedType = param(ctx, 'requested_token_type') ?? TYPE.accessToken;
     if (requestedType !== TYPE.accessToken && requestedType !== TYPE.jwt && requestedType !== TYPE.idToken) {
-      throw invalidRequest('unsupported requested_token_type');
+      throw new errors.InvalidRequest('unsupported requested_token_type');
     }
 
     const subject = await resolveSubject(x, subjectToken, subjectType, Boolean(actorToken));
+    checkSubjectFor(client as unknown as { clientId: string; project_id?: unknown }, subject);
     const actor = actorToken ? await resolveActor(x, actorToken, param(ctx, 'actor_token_type')) : undefined;
     const audienceParam = (ctx.oidc.params as Record<string, unknown>).audience;
     const requestedAudience = (Array.isArray(audienceParam) ? audienceParam : audienceParam ? [audienceParam] : []).map(String);
@@ -187,21 +228,15 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
 
     const user = await findUser(deps.db, subject.userId);
     if (!user || user.state !== 'active') throw invalidGrant('the subject is not an active user');
-    if (actor && actor.userId !== subject.userId) await checkImpersonation(deps.db, actor.userId, user.org_id);
-    const scopes = grantedScopes(ctx, subject);
+    if (actor) await checkActor(deps.db, actor, subject);
+    if (actor && actor.userId !== subject.userId) await checkImpersonation(deps.db, actor.userId, user);
+    // Asked-for scopes beyond the ceiling are an error; the API scope for an
+    // app that may not hold it is left out silently, as at the authorization endpoint.
+    const scopes = grantableScopes(client, grantedScopes(ctx, subject, scopeCeiling(subject, actor)));
     const scope = scopes.join(' ');
     const act = actor && actor.userId !== subject.userId ? { sub: actor.userId } : undefined;
 
-    const client = ctx.oidc.client!;
-    const idToken = async (accessToken?: string) => {
-      const account = await deps.findAccount(ctx, subject.userId);
-      if (!account) throw invalidGrant('the subject is not an active user');
-      const token = new provider.IdToken({ ...(await account.claims('id_token', scope, {}, [])), sub: subject.userId }, { ctx, client });
-      (token as unknown as { scope: string }).scope = scope;
-      if (act) token.set('act', act);
-      if (accessToken) token.set('at_hash', accessToken);
-      return token.issue({ use: 'idtoken' });
-    };
+    const idToken = (accessToken?: string) => mintIdToken(ctx, { accountId: subject.userId, scope, findAccount: deps.findAccount, ...(accessToken ? { accessToken } : {}), ...(act ? { act } : {}) });
 
     // An ID token is all the answer: it carries `act` itself, and no grant
     // is stored that no token names.

@@ -1,0 +1,52 @@
+import type { Database } from '../storage/database.ts';
+import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
+import { findInstance } from '../storage/instance.ts';
+import { findPolicies, findPolicy, putPolicy, removeOrgPolicy } from '../storage/policies.ts';
+import { InvalidArgument, NotFound, PermissionDenied } from '../domain/errors.ts';
+import { hasInstanceRole, mayActInOrg, type Principal } from '../domain/roles.ts';
+import { withDefaults, type PolicyKind } from '../domain/policies/kind.ts';
+
+// PUT sets the fields present in the body; the others keep the value that
+// applied before (for an org's first override: the instance default's).
+
+function requireFields<T extends object>(kind: PolicyKind<T>, input: Partial<T>): void {
+  if (!Object.keys(input).length) throw new InvalidArgument(`no field given; the ${kind.name} policy has ${Object.keys(kind.defaults).join(', ')}`);
+}
+
+/** `PUT /admin/v1/policies/{kind}` (IAM_OWNER). */
+export async function setInstancePolicy<T extends object>(db: Database, actor: Principal, kind: PolicyKind<T>, input: Partial<T>): Promise<{ details: WriteDetails }> {
+  if (!hasInstanceRole(actor, 'IAM_OWNER')) throw new PermissionDenied(`the instance ${kind.name} policy requires IAM_OWNER`);
+  requireFields(kind, input);
+  return db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor);
+    const instance = await findInstance(tx);
+    if (!instance) throw new NotFound('the instance is not set up');
+    const current = await findPolicy(tx, kind.name, null);
+    const settings = { ...withDefaults(kind, current?.settings as Partial<T> | undefined), ...input };
+    await putPolicy(write, { kind: kind.name, orgId: null, aggregateId: instance.id }, settings);
+    return { details: writeDetails(write, instance.id) };
+  });
+}
+
+/** `PUT /management/v1/policies/{kind}`: the org's override (ORG_OWNER). */
+export async function setOrgPolicy<T extends object>(db: Database, actor: Principal, orgId: string, kind: PolicyKind<T>, input: Partial<T>): Promise<{ details: WriteDetails }> {
+  if (!mayActInOrg(actor, orgId, 'ORG_OWNER')) throw new PermissionDenied(`the org's ${kind.name} policy requires ORG_OWNER`);
+  requireFields(kind, input);
+  return db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor);
+    const { org, instance } = await findPolicies(tx, kind.name, orgId);
+    const settings = { ...withDefaults(kind, (org ?? instance)?.settings as Partial<T> | undefined), ...input };
+    await putPolicy(write, { kind: kind.name, orgId, aggregateId: orgId }, settings);
+    return { details: writeDetails(write, orgId) };
+  });
+}
+
+/** `DELETE /management/v1/policies/{kind}`: the org follows the instance default again (ORG_OWNER); 404 when it already does. */
+export async function resetOrgPolicy<T extends object>(db: Database, actor: Principal, orgId: string, kind: PolicyKind<T>): Promise<{ details: WriteDetails }> {
+  if (!mayActInOrg(actor, orgId, 'ORG_OWNER')) throw new PermissionDenied(`the org's ${kind.name} policy requires ORG_OWNER`);
+  return db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor);
+    if (!(await removeOrgPolicy(write, { kind: kind.name, orgId, aggregateId: orgId }))) throw new NotFound(`the org has no ${kind.name} policy of its own`);
+    return { details: writeDetails(write, orgId) };
+  });
+}

@@ -1,0 +1,24 @@
+/**
+ * One kind of policy (lockout, login, ...): its name in paths, events and
+ * storage, its built-in defaults and the JSON Schema of its fields. Every
+ * kind is stored and served the same way: an instance default that IAM
+ * owners set, and an org override that org owners set and remove
+ * (docs/api/policies.md).
+ */
+export interface PolicyKind<T extends object> {
+  /** `lockout` → `/admin/v1/policies/lockout`, events `instance.policy.lockout.set`. */
+  name: string;
+  defaults: Readonly<T>;
+  /** Schema of a PUT body: the kind's fields, each optional, no others. */
+  schema: { type: 'object'; properties: Record<keyof T, object>; additionalProperties: false };
+}
+
+/** Settings as stored, completed with the defaults of fields stored before they existed. */
+export function withDefaults<T extends object>(kind: PolicyKind<T>, stored: Partial<T> | undefined): T {
+  const merged = { ...kind.defaults } as T;
+  if (!stored) return merged;
+  for (const field of Object.keys(kind.defaults) as Array<keyof T>) {
+    if (stored[field] !== undefined) merged[field] = stored[field] as T[keyof T];
+  }
+  return merged;
+}

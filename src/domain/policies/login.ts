@@ -1,0 +1,32 @@
+import type { PolicyKind } from './kind.ts';
+
+export const PASSWORDLESS_TYPES = ['PASSWORDLESS_TYPE_ALLOWED', 'PASSWORDLESS_TYPE_NOT_ALLOWED'] as const;
+export const SECOND_FACTOR_TYPES = ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'] as const;
+
+/**
+ * The login policy (ZITADEL's): whether users may register themselves, and
+ * which second factors and passwordless sign-ins the login offers. It
+ * applies per org: the user's once known, before that the org of the app
+ * being signed in to.
+ */
+export interface LoginPolicy {
+  forceMfa: boolean;
+  passwordlessType: (typeof PASSWORDLESS_TYPES)[number];
+  allowRegister: boolean;
+  secondFactors: Array<(typeof SECOND_FACTOR_TYPES)[number]>;
+}
+
+export const LOGIN_POLICY: PolicyKind<LoginPolicy> = {
+  name: 'login',
+  defaults: { forceMfa: false, passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED', allowRegister: true, secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'] },
+  schema: {
+    type: 'object',
+    properties: {
+      forceMfa: { type: 'boolean' },
+      passwordlessType: { type: 'string', enum: [...PASSWORDLESS_TYPES] },
+      allowRegister: { type: 'boolean' },
+      secondFactors: { type: 'array', uniqueItems: true, maxItems: SECOND_FACTOR_TYPES.length, items: { type: 'string', enum: [...SECOND_FACTOR_TYPES] } },
+    },
+    additionalProperties: false,
+  },
+};

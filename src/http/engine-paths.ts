@@ -1,0 +1,66 @@
+import { DISCOVERY_PATH, ROUTES } from '../engine/routes.ts';
+
+/**
+ * The engine's router folds letter case, drops a trailing slash and decodes
+ * parameters, so it serves one endpoint under many spellings; our rules
+ * (client authentication per endpoint, introspection fields, NUL checks,
+ * logout revocation) are picked by the exact path. So the door lets only the
+ * exact spellings through to the engine, and anything that merely looks like
+ * an engine path is a 404 (docs/security.md, "One spelling per endpoint").
+ */
+
+/** Paths the engine answers, exactly as it publishes them. */
+const EXACT = new Set<string>([
+  ...Object.values(ROUTES),
+  DISCOVERY_PATH,
+  // The engine's own sub-routes of the logout endpoint.
+  `${ROUTES.end_session}/confirm`,
+  `${ROUTES.end_session}/success`,
+]);
+
+/** The engine resumes an authorization at /authorize/:uid; uids are nanoids. */
+const RESUME = new RegExp(`^${ROUTES.authorization}/[A-Za-z0-9_-]{1,64}$`);
+
+/** Where the engine's routes live; a path whose canonical form starts here is the engine's. */
+const ENGINE_SPACES = ['/oauth', '/oidc', '/.well-known'];
+
+export type EngineDoor = 'engine' | 'not-found' | 'ours';
+
+/** Percent-decoded (as often as it still changes, bounded), lower-cased, slashes collapsed, dot segments and trailing slashes removed. */
+export function canonicalPath(path: string): string {
+  let decoded = path;
+  for (let i = 0; i < 3; i += 1) {
+    let next: string;
+    try {
+      next = decodeURIComponent(decoded);
+    } catch {
+      break;
+    }
+    if (next === decoded) break;
+    decoded = next;
+  }
+  const segments: string[] = [];
+  for (const segment of decoded.toLowerCase().replaceAll('\\', '/').split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') segments.pop();
+    else segments.push(segment);
+  }
+  return `/${segments.join('/')}`;
+}
+
+function inEngineSpace(canonical: string): boolean {
+  return ENGINE_SPACES.some((space) => canonical === space || canonical.startsWith(`${space}/`));
+}
+
+/**
+ * Who answers a request target: the engine (an exact engine path), nobody
+ * (another spelling of an engine path: 404), or our own routers.
+ */
+export function engineDoor(target: string): EngineDoor {
+  const query = target.indexOf('?');
+  const path = query === -1 ? target : target.slice(0, query);
+  if (EXACT.has(path) || RESUME.test(path)) return 'engine';
+  // An absolute-form target ("http://host/oauth/...") is routed by its path by the engine too.
+  const pathPart = path.startsWith('/') ? path : (URL.parse(path)?.pathname ?? path);
+  return inEngineSpace(canonicalPath(pathPart)) ? 'not-found' : 'ours';
+}
