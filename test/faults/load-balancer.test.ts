@@ -23,7 +23,10 @@ describe('three nodes behind a load balancer', { skip: needsPostgres || needsRed
   before(async () => {
     const lbPort = await freePort();
     cluster = await startCluster(3, { ISSUER: `http://127.0.0.1:${lbPort}`, TRUST_PROXY: 'true', SHUTDOWN_TIMEOUT: '5' });
-    lb = await startLoadBalancer(lbPort, cluster.nodes.map((n) => n.port));
+    lb = await startLoadBalancer(
+      lbPort,
+      cluster.nodes.map((n) => n.port),
+    );
     const [A] = cluster.nodes;
     const user = await cluster.api(A!, 'POST', '/management/v1/users/machine', { userName: 'lb-machine', name: 'lb machine' });
     assert.equal(user.status, 200, user.text);

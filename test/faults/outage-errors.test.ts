@@ -41,7 +41,15 @@ describe('store errors', () => {
   });
 
   test('our own mistakes and non-errors are never outages', () => {
-    for (const err of [new TypeError('x is undefined'), new SyntaxError('Unexpected token'), new RangeError('bad'), 'a string', undefined, null, { code: '08006' }]) {
+    for (const err of [
+      new TypeError('x is undefined'),
+      new SyntaxError('Unexpected token'),
+      new RangeError('bad'),
+      'a string',
+      undefined,
+      null,
+      { code: '08006' },
+    ]) {
       assert.equal(isPostgresOutage(err), false, String(err));
       assert.equal(isRedisOutage(err), false, String(err));
     }

@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { readResponse, type ApiResponse } from '../support/api.ts';
 import { killAllChildren, readAdminPat, sleep, spawnServer, tempDir, type SpawnedServer } from '../support/server.ts';
 
-// SPEC 6: the embedded database (PGlite in DATA_DIR) survives a process
+// docs/operations.md, "Failure modes": the embedded database (PGlite in DATA_DIR) survives a process
 // killed with SIGKILL in the middle of writes: the next start on the same
 // DATA_DIR comes up, and every write that was acknowledged is there.
 

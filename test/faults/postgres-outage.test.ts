@@ -6,7 +6,7 @@ import { readAdminPat, sleep, startInProcess, type InProcessServer } from '../su
 import { needsPostgresServer, startOwnPostgres, type OwnPostgres } from '../support/own-stores.ts';
 import { eventually } from '../support/tokens.ts';
 
-// SPEC 6: PostgreSQL stopped in immediate mode (a crash: no shutdown
+// docs/operations.md, "Failure modes": PostgreSQL stopped in immediate mode (a crash: no shutdown
 // checkpoint, connections cut) and started again under admin writes. Every
 // answer is a 2xx or a 503 code 14 with Retry-After; the process keeps
 // running; writes succeed again within 5 s of the restart; and afterwards the
@@ -92,7 +92,10 @@ describe('PostgreSQL outage and restart', { skip: needsPostgresServer }, () => {
       const restartedAt = Date.now();
       await postgres.start();
       const probeName = 'ledger-probe';
-      assert.ok(await eventually(async () => [200, 409].includes((await createMachine(probeName)).status), 5000, 100), 'writes succeed again within 5 s of the restart');
+      assert.ok(
+        await eventually(async () => [200, 409].includes((await createMachine(probeName)).status), 5000, 100),
+        'writes succeed again within 5 s of the restart',
+      );
       recoveredIn = Date.now() - restartedAt;
       await sleep(1000);
     } finally {

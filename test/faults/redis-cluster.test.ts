@@ -5,14 +5,24 @@ import * as client from 'openid-client';
 import type { Browser } from 'playwright-core';
 import type { AdapterPayload } from 'oidc-provider';
 import { basicHeader, readResponse } from '../support/api.ts';
-import { codeLogin, confidentialAppFor, launchBrowser, needsChromium, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser } from '../support/browser.ts';
+import {
+  codeLogin,
+  confidentialAppFor,
+  launchBrowser,
+  needsChromium,
+  startRelyingParty,
+  startSignInWorld,
+  type RelyingParty,
+  type SignInWorld,
+  type TestUser,
+} from '../support/browser.ts';
 import { needsRedisServer, startOwnRedisCluster, type OwnRedisCluster } from '../support/own-stores.ts';
 import { eventually } from '../support/tokens.ts';
 import { RedisAdapter } from '../../adapters/redis.ts';
 import { closeRedis, connectRedis, type RedisClient } from '../../src/storage/redis.ts';
 
-// SPEC 6: Redis Cluster (REDIS_CLUSTER_NODES). A Redis Cluster refuses a
-// command or MULTI whose keys are in different hash slots (CROSSSLOT); our
+// docs/operations.md, "Redis Cluster" (REDIS_CLUSTER_NODES). A Redis Cluster
+// refuses a command or MULTI whose keys are in different hash slots (CROSSSLOT); our
 // records' keys are spread over the slots of three masters, and every
 // operation still works: the engine's storage itself, then a code flow in a
 // browser, client_credentials, introspection and revocation, and the cache
@@ -80,7 +90,10 @@ describe('Redis Cluster', { skip: needsRedisServer }, () => {
       await Promise.all(ids.map((id) => adapter('AccessToken').upsert(id, record('AccessToken', id, { grantId }), TTL)));
       await adapter('AccessToken').upsert(other, record('AccessToken', other, { grantId: randomUUID() }), TTL);
       const perNode = await keysPerNode(cluster);
-      assert.ok(perNode.every((n) => n > 0), `the records are spread over all three masters (${perNode})`);
+      assert.ok(
+        perNode.every((n) => n > 0),
+        `the records are spread over all three masters (${perNode})`,
+      );
 
       await adapter('AccessToken').revokeByGrantId(grantId);
       for (const id of ids) assert.equal(await adapter('AccessToken').find(id), undefined);
@@ -107,10 +120,16 @@ describe('Redis Cluster', { skip: needsRedisServer }, () => {
 
     before(async () => {
       // REDIS_URL empty: not the test run's own Redis, only the cluster.
-      [world, rp, browser] = await Promise.all([startSignInWorld({ REDIS_URL: '', REDIS_CLUSTER_NODES: cluster.addresses.split(',')[0]!, REDIS_PREFIX: 'service:' }), startRelyingParty(), launchBrowser()]);
+      [world, rp, browser] = await Promise.all([
+        startSignInWorld({ REDIS_URL: '', REDIS_CLUSTER_NODES: cluster.addresses.split(',')[0]!, REDIS_PREFIX: 'service:' }),
+        startRelyingParty(),
+        launchBrowser(),
+      ]);
       web = await world.createApp({ name: 'Web', ...confidentialAppFor(rp) });
       user = await world.createUser('cluster-user');
-      config = await client.discovery(new URL(world.issuer), web.clientId, undefined, client.ClientSecretBasic(web.clientSecret!), { execute: [client.allowInsecureRequests] });
+      config = await client.discovery(new URL(world.issuer), web.clientId, undefined, client.ClientSecretBasic(web.clientSecret!), {
+        execute: [client.allowInsecureRequests],
+      });
     });
     after(async () => {
       await browser?.close();
@@ -186,7 +205,11 @@ describe('Redis Cluster', { skip: needsRedisServer }, () => {
       const perNode = await keysPerNode(cluster);
       assert.ok(perNode.filter((n) => n > 0).length >= 2, `keys on several masters (${perNode})`);
       // PUBSUB NUMSUB counts one node's subscribers; the client subscribes on one node of its choice.
-      const subscribers = async () => (await Promise.all(cluster.nodes.map(async (node) => Number((await node.cli('PUBSUB', 'NUMSUB', 'service:invalidate')).split('\n')[1])))).reduce((a, b) => a + b, 0);
+      const subscribers = async () =>
+        (await Promise.all(cluster.nodes.map(async (node) => Number((await node.cli('PUBSUB', 'NUMSUB', 'service:invalidate')).split('\n')[1])))).reduce(
+          (a, b) => a + b,
+          0,
+        );
       assert.ok(await eventually(async () => (await subscribers()) >= 1, 3000), 'the invalidation channel has a subscriber');
     });
   });

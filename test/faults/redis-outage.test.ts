@@ -5,7 +5,7 @@ import { sleep } from '../support/server.ts';
 import { needsRedisServer, startOwnRedis, type OwnRedis } from '../support/own-stores.ts';
 import { API_SCOPE, eventually, startTokenWorld, type TokenWorld } from '../support/tokens.ts';
 
-// SPEC 6: Redis killed (SIGKILL) under client_credentials load. Every answer
+// docs/operations.md, "Failure modes": Redis killed (SIGKILL) under client_credentials load. Every answer
 // is a token or a 503 temporarily_unavailable with Retry-After, within 2 s;
 // /readyz turns 503 within 5 s; what does not need Redis keeps working; once
 // Redis answers again, tokens are issued again within 5 s, without a restart.
@@ -21,7 +21,10 @@ interface Sample {
 }
 
 function cookiesOf(response: ApiResponse): string {
-  return response.headers.getSetCookie().map((cookie) => cookie.split(';')[0]).join('; ');
+  return response.headers
+    .getSetCookie()
+    .map((cookie) => cookie.split(';')[0])
+    .join('; ');
 }
 
 function assertUnavailable(answer: ApiResponse, what: string): void {
@@ -67,7 +70,8 @@ describe('Redis outage', { skip: needsRedisServer }, () => {
     return { startedAt, ms: Date.now() - startedAt, answer };
   };
 
-  const get = async (path: string, headers: Record<string, string> = {}) => readResponse(await fetch(`${world.issuer}${path}`, { headers, redirect: 'manual' }));
+  const get = async (path: string, headers: Record<string, string> = {}) =>
+    readResponse(await fetch(`${world.issuer}${path}`, { headers, redirect: 'manual' }));
 
   const startLogin = async () => {
     const params = new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT_URI, response_type: 'code', scope: 'openid', state: 'abc' });
@@ -94,7 +98,10 @@ describe('Redis outage', { skip: needsRedisServer }, () => {
     try {
       await sleep(800);
       const beforeKill = samples.length;
-      assert.ok(samples.every((s) => s.answer.status === 200), 'tokens are issued before the outage');
+      assert.ok(
+        samples.every((s) => s.answer.status === 200),
+        'tokens are issued before the outage',
+      );
       killedAt = Date.now();
       await redis.kill('SIGKILL');
 
@@ -105,7 +112,10 @@ describe('Redis outage', { skip: needsRedisServer }, () => {
       assert.equal(Date.now() - killedAt < 5500, true, '/readyz 503 within 5 s of the kill');
 
       // The load meets 503s, each with the documented body.
-      assert.ok(await eventually(async () => samples.slice(beforeKill).some((s) => s.answer.status === 503), 3000, 50), 'the token endpoint answers 503 during the outage');
+      assert.ok(
+        await eventually(async () => samples.slice(beforeKill).some((s) => s.answer.status === 503), 3000, 50),
+        'the token endpoint answers 503 during the outage',
+      );
 
       // Every other kind of request that needs Redis answers 503 in its own format…
       const introspection = await readResponse(
@@ -137,14 +147,17 @@ describe('Redis outage', { skip: needsRedisServer }, () => {
       assert.equal((await get('/.well-known/openid-configuration')).status, 200);
       assert.equal((await get('/oauth/v2/keys')).status, 200);
       assert.equal((await get('/healthz')).status, 200);
-      assert.equal((await get(`/management/v1/users/${world.adminKey.userId}`, { authorization: `Bearer ${world.pat}` })).status, 200, 'the API with a PAT works without Redis');
+      assert.equal(
+        (await get(`/management/v1/users/${world.adminKey.userId}`, { authorization: `Bearer ${world.pat}` })).status,
+        200,
+        'the API with a PAT works without Redis',
+      );
 
       await sleep(1000);
       const backAt = Date.now();
       await redis.start();
       assert.ok(await eventually(async () => (await tokenRequest()).answer.status === 200, 5000, 100), 'tokens are issued again within 5 s of Redis answering');
       recoveredIn = Date.now() - backAt;
-
     } finally {
       running = false;
       await Promise.all(workers);

@@ -6,7 +6,7 @@ import { needsRedisServer, startOwnRedis, type OwnRedis } from '../support/own-s
 import { API_SCOPE, eventually, startTokenWorld, type TokenWorld } from '../support/tokens.ts';
 import { loadConfig } from '../../config/load.ts';
 
-// SPEC 6: Redis behind Sentinel (REDIS_SENTINELS, REDIS_SENTINEL_NAME). The
+// docs/operations.md, "Redis with Sentinel": Redis behind Sentinel (REDIS_SENTINELS, REDIS_SENTINEL_NAME). The
 // master is killed under client_credentials load; the Sentinel promotes the
 // replica, and the service issues tokens again with at most 10 s of 503s,
 // without a restart. Master, replica and Sentinel are this test's own.
@@ -39,8 +39,14 @@ describe('Redis Sentinel settings', () => {
     refuses({ REDIS_CLUSTER_NODES: 'a:1 b:2' }, /REDIS_CLUSTER_NODES must match pattern/);
     refuses({ REDIS_URL: 'redis://cache:6379', REDIS_PASSWORD: 'not-echoed-secret' }, /REDIS_PASSWORD is for REDIS_SENTINELS or REDIS_CLUSTER_NODES/);
     // A password is never echoed, not even when it is the setting at fault.
-    assert.throws(() => loadConfig({ ...base, REDIS_CLUSTER_NODES: 'a:1', REDIS_PASSWORD: 'x'.repeat(1025) }), (err: Error) => /REDIS_PASSWORD/.test(err.message) && !err.message.includes('xxxx'));
-    assert.throws(() => loadConfig({ ...base, REDIS_URL: 'redis://cache:6379', REDIS_PASSWORD: 'not-echoed-secret' }), (err: Error) => !err.message.includes('not-echoed-secret'));
+    assert.throws(
+      () => loadConfig({ ...base, REDIS_CLUSTER_NODES: 'a:1', REDIS_PASSWORD: 'x'.repeat(1025) }),
+      (err: Error) => /REDIS_PASSWORD/.test(err.message) && !err.message.includes('xxxx'),
+    );
+    assert.throws(
+      () => loadConfig({ ...base, REDIS_URL: 'redis://cache:6379', REDIS_PASSWORD: 'not-echoed-secret' }),
+      (err: Error) => !err.message.includes('not-echoed-secret'),
+    );
   });
 });
 
@@ -55,10 +61,21 @@ describe('Redis Sentinel failover', { skip: needsRedisServer }, () => {
     master = await startOwnRedis();
     replica = await startOwnRedis(['--replicaof', '127.0.0.1', String(master.port)]);
     sentinel = await startOwnRedis([], { sentinelOf: { name: MASTER_NAME, masterPort: master.port } });
-    assert.ok(await eventually(async () => (await replica.cli('INFO', 'replication')).includes('master_link_status:up'), 10_000), 'the replica follows the master');
-    assert.ok(await eventually(async () => (await sentinel.cli('SENTINEL', 'replicas', MASTER_NAME)).includes(String(replica.port)), 10_000), 'the Sentinel knows the replica');
+    assert.ok(
+      await eventually(async () => (await replica.cli('INFO', 'replication')).includes('master_link_status:up'), 10_000),
+      'the replica follows the master',
+    );
+    assert.ok(
+      await eventually(async () => (await sentinel.cli('SENTINEL', 'replicas', MASTER_NAME)).includes(String(replica.port)), 10_000),
+      'the Sentinel knows the replica',
+    );
     // REDIS_URL empty: not the test run's own Redis, only the Sentinel's.
-    world = await startTokenWorld({ REDIS_URL: '', REDIS_SENTINELS: `127.0.0.1:${sentinel.port}`, REDIS_SENTINEL_NAME: MASTER_NAME, REDIS_PREFIX: 'sentinel:' });
+    world = await startTokenWorld({
+      REDIS_URL: '',
+      REDIS_SENTINELS: `127.0.0.1:${sentinel.port}`,
+      REDIS_SENTINEL_NAME: MASTER_NAME,
+      REDIS_PREFIX: 'sentinel:',
+    });
     const user = await world.createMachine('sentinel-machine');
     machine = await world.machineSecret(user.userId);
   });
@@ -72,7 +89,11 @@ describe('Redis Sentinel failover', { skip: needsRedisServer }, () => {
 
   const tokenRequest = async (): Promise<Sample> => {
     const startedAt = Date.now();
-    const response = await fetch(`${world.issuer}/oauth/v2/token`, { method: 'POST', headers: basic(), body: new URLSearchParams({ grant_type: 'client_credentials', scope: API_SCOPE }).toString() });
+    const response = await fetch(`${world.issuer}/oauth/v2/token`, {
+      method: 'POST',
+      headers: basic(),
+      body: new URLSearchParams({ grant_type: 'client_credentials', scope: API_SCOPE }).toString(),
+    });
     return { startedAt, ms: Date.now() - startedAt, answer: await readResponse(response) };
   };
 
@@ -98,9 +119,16 @@ describe('Redis Sentinel failover', { skip: needsRedisServer }, () => {
       await sleep(1000);
       killedAt = Date.now();
       await master.kill('SIGKILL');
-      assert.ok(await eventually(async () => samples.some((s) => s.startedAt > killedAt && s.answer.status === 503), 5000, 50), 'the load meets 503s while there is no master');
       assert.ok(
-        await eventually(async () => samples.some((s) => s.startedAt > killedAt && s.answer.status === 200 && s.startedAt > lastUnavailable(samples)), 12_000, 100),
+        await eventually(async () => samples.some((s) => s.startedAt > killedAt && s.answer.status === 503), 5000, 50),
+        'the load meets 503s while there is no master',
+      );
+      assert.ok(
+        await eventually(
+          async () => samples.some((s) => s.startedAt > killedAt && s.answer.status === 200 && s.startedAt > lastUnavailable(samples)),
+          12_000,
+          100,
+        ),
         'tokens are issued again after the failover',
       );
       recoveredAt = Date.now();

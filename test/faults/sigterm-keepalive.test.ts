@@ -4,7 +4,7 @@ import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { killAllChildren, sleep, spawnServer, type SpawnedServer } from '../support/server.ts';
 
-// SPEC 6: SIGTERM under keep-alive load, as a load balancer sends it. The
+// docs/operations.md, "Failure modes": SIGTERM under keep-alive load, as a load balancer sends it. The
 // listener closes; requests in flight finish with their normal answer, which
 // says `Connection: close`, and their connections are closed after it; a
 // client that never finishes its request does not keep the process past
@@ -60,7 +60,11 @@ describe('SIGTERM under keep-alive load', () => {
         const req = request(`${server.url}/oauth/v2/keys`, { agent }, (res) => {
           res.resume();
           res.on('end', () => {
-            load.answers.push({ status: res.statusCode ?? 0, connection: res.headers.connection, msAfterSignal: seen.signalledAt === undefined ? -1 : Date.now() - seen.signalledAt });
+            load.answers.push({
+              status: res.statusCode ?? 0,
+              connection: res.headers.connection,
+              msAfterSignal: seen.signalledAt === undefined ? -1 : Date.now() - seen.signalledAt,
+            });
             resolve();
           });
         });
@@ -125,7 +129,10 @@ describe('SIGTERM under keep-alive load', () => {
     for (const answer of load.answers) assert.equal(answer.status, 200);
     // The signal takes a moment to reach the process: answers sent before
     // it keep their connection; a second later none does.
-    assert.ok(load.answers.some((a) => a.msAfterSignal >= 0 && a.connection === 'close'), 'answers after the signal say Connection: close');
+    assert.ok(
+      load.answers.some((a) => a.msAfterSignal >= 0 && a.connection === 'close'),
+      'answers after the signal say Connection: close',
+    );
     for (const answer of load.answers.filter((a) => a.msAfterSignal > 1000)) assert.equal(answer.connection, 'close');
     // Once the listener is closed, new connections are refused; no request
     // sent on a kept-alive connection is reset instead of answered.

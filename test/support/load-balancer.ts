@@ -47,7 +47,12 @@ export async function startLoadBalancer(port: number, backends: number[]): Promi
       return;
     }
     tried.add(backend);
-    const headers = { ...req.headers, 'x-forwarded-for': req.socket.remoteAddress ?? '', 'x-forwarded-proto': 'http', 'x-forwarded-host': req.headers.host ?? '' };
+    const headers = {
+      ...req.headers,
+      'x-forwarded-for': req.socket.remoteAddress ?? '',
+      'x-forwarded-proto': 'http',
+      'x-forwarded-host': req.headers.host ?? '',
+    };
     const upstream = request({ host: '127.0.0.1', port: backend, method: req.method, path: req.url, headers, agent }, (answer) => {
       served.push(backend);
       const { connection: _hop, 'keep-alive': _alive, ...kept } = answer.headers;

@@ -18,7 +18,9 @@ export const REDIS_SERVER = ['/usr/bin/redis-server', '/usr/local/bin/redis-serv
 function postgresBin(): string | undefined {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin/pg_ctl'))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin/pg_ctl')))
+    .sort((a, b) => Number(b) - Number(a));
   return versions[0] ? join(root, versions[0], 'bin') : undefined;
 }
 
@@ -173,7 +175,8 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     const { stdout: gid } = await run('id', ['-g', 'postgres']);
     chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
   }
-  const pgRun = (tool: string, args: string[]) => (asRoot ? run('runuser', ['-u', 'postgres', '--', join(POSTGRES_BIN, tool), ...args]) : run(join(POSTGRES_BIN, tool), args));
+  const pgRun = (tool: string, args: string[]) =>
+    asRoot ? run('runuser', ['-u', 'postgres', '--', join(POSTGRES_BIN, tool), ...args]) : run(join(POSTGRES_BIN, tool), args);
   await pgRun('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=50 -c shared_buffers=16MB`;
   const start = async () => {
@@ -217,7 +220,18 @@ export async function startOwnRedisCluster(masters = 3): Promise<OwnRedisCluster
     for (let i = 0; i < masters; i += 1) {
       // The cluster bus needs a port of its own (by default port + 10000, which may not exist).
       const busPort = await freePort();
-      nodes.push(await startOwnRedis(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', '--cluster-port', String(busPort)]));
+      nodes.push(
+        await startOwnRedis([
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          'nodes.conf',
+          '--cluster-node-timeout',
+          '2000',
+          '--cluster-port',
+          String(busPort),
+        ]),
+      );
     }
     await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes']);
     const deadline = Date.now() + 15_000;
