@@ -90,7 +90,7 @@ async function openPostgres(options: DatabaseOptions & { databaseUrl: string }):
       throw asOutage('postgres', err);
     }
   };
-  const noteError = () => {};
+  const ignoreConnectionError = () => {};
 
   const db: Database = {
     kind: 'postgres',
@@ -108,7 +108,7 @@ async function openPostgres(options: DatabaseOptions & { databaseUrl: string }):
       // A checked-out client whose connection drops between two statements
       // emits `error`; the pool listens only to idle clients, and an
       // unheard `error` would end the process. The next statement fails.
-      client.on('error', noteError);
+      client.on('error', ignoreConnectionError);
       let broken: unknown;
       try {
         const tx: Transaction = {
@@ -135,7 +135,7 @@ async function openPostgres(options: DatabaseOptions & { databaseUrl: string }):
         });
         throw err;
       } finally {
-        client.off('error', noteError);
+        client.off('error', ignoreConnectionError);
         // A client whose connection failed is discarded, not reused.
         client.release(broken instanceof Error ? broken : undefined);
       }
