@@ -57,7 +57,7 @@ export class ClientDirectory {
       }) as AdapterPayload;
   }
 
-  /** A machine user with a client secret, named by its userName (SPEC 2.3 client_credentials). */
+  /** A machine user with a client secret, named by its userName (client_credentials, docs/api/users.md). */
   async #loadMachine(clientId: string): Promise<AdapterPayload | undefined> {
     const candidates = await findMachinesByClientId(this.#db, clientId);
     const machine = candidates.find((c) => c.full_match) ?? (candidates.length === 1 ? candidates[0] : undefined);

@@ -67,8 +67,8 @@ function epochNow(): number {
 }
 
 /**
- * The login UI (SPEC 2.2): login name, password, account picker and
- * registration pages for the engine's interactions.
+ * The login UI (docs/oidc.md, Browser sign-in): login name, password,
+ * account picker and registration pages for the engine's interactions.
  */
 export function interactionRoutes(deps: InteractionDeps): Router {
   // One spelling of each page: matched as written, so a path in another

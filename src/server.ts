@@ -45,7 +45,7 @@ export interface RunningServer {
 }
 
 const SWEEP_INTERVAL_MS = 60_000;
-/** Every node sees a key rotation within this (SPEC 2.1: within 5 seconds). */
+/** Every node sees a key rotation within this (docs/api/signing-keys.md). */
 const KEY_POLL_MS = 2_000;
 
 /** Start-up, in order: storage → keys → engine → app → listen. */

@@ -11,7 +11,7 @@ const parseCreate = validator<Partial<AppSettings> & { name: string }>(createApp
 const parseChange = validator<Partial<AppSettings>>(changeAppSchema);
 const parseKey = validator<{ type: 'KEY_TYPE_JSON'; expirationDate?: string }>(appKeySchema);
 
-/** OIDC apps of a project: the engine's clients (SPEC 3.2). */
+/** OIDC apps of a project: the engine's clients (docs/api/projects-apps.md). */
 export function appRoutes(deps: AppDeps): Router {
   const router = new Router({ prefix: '/management/v1/projects/:projectId/apps' });
   const principal = (ctx: { state: Record<string, unknown> }) => ctx.state.principal as Principal;

@@ -3,7 +3,7 @@ import type { Logger } from '../logger.ts';
 import { AlreadyExists, InvalidArgument, NotFound, PayloadTooLarge, PermissionDenied, Unauthenticated, Unavailable } from '../domain/errors.ts';
 import { RETRY_AFTER_SECONDS, StoreUnavailable } from '../storage/outage.ts';
 
-/** SEED 2.7 / SPEC 3: the gRPC-gateway error body. */
+/** The gRPC-gateway error body of docs/api/README.md. */
 export interface ApiErrorBody {
   code: number;
   message: string;

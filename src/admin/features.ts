@@ -9,7 +9,7 @@ import { instanceFeaturesSchema } from './user-schemas.ts';
 
 const parseFeatures = validator<FeaturesInput>(instanceFeaturesSchema);
 
-/** `GET`, `PUT /v2/features/instance` (SPEC 3.2). */
+/** `GET`, `PUT /v2/features/instance` (docs/api/features.md). */
 export function featureRoutes(db: Database, announce: Announce): Router {
   const router = new Router();
   router.get('/v2/features/instance', async (ctx) => {

@@ -10,7 +10,7 @@ import { projectRoleSchema, projectSchema } from './app-schemas.ts';
 const parseProject = validator<{ name: string }>(projectSchema);
 const parseRole = validator<{ roleKey: string; displayName?: string }>(projectRoleSchema);
 
-/** Projects and their roles (SPEC 3.2). */
+/** Projects and their roles (docs/api/projects-apps.md). */
 export function projectRoutes(db: Database): Router {
   const router = new Router({ prefix: '/management/v1/projects' });
   router.post('/', async (ctx) => {

@@ -44,8 +44,8 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
 };
 
 /**
- * The admin and management REST API (SPEC 3): errors in one format, JSON
- * bodies, bearer authentication, then the resource routes.
+ * The admin and management REST API (docs/api/README.md): errors in one
+ * format, JSON bodies, bearer authentication, then the resource routes.
  */
 export function adminRouter({ db, log, settings, verifiers, secretKey, announce, engine, signingKeys }: AdminApiDeps): Router {
   const resources = [orgRoutes(db, settings), userRoutes(db, announce, settings, secretKey), memberRoutes(db), featureRoutes(db, announce), projectRoutes(db), appRoutes({ db, engine, announce, secretKey }), signingKeyRoutes(db, signingKeys), policyRoutes(db, [LOCKOUT_POLICY, LOGIN_POLICY])];

@@ -11,7 +11,7 @@ export interface SigningKeyAdmin extends KeyRotationSettings {
   refresh(): Promise<void>;
 }
 
-/** `GET /admin/v1/signing_keys`, `POST /admin/v1/signing_keys/_rotate` (SPEC 3.2); IAM_OWNER. */
+/** `GET /admin/v1/signing_keys`, `POST /admin/v1/signing_keys/_rotate` (docs/api/signing-keys.md); IAM_OWNER. */
 export function signingKeyRoutes(db: Database, keys: SigningKeyAdmin): Router {
   const router = new Router({ prefix: '/admin/v1/signing_keys' });
   router.get('/', async (ctx) => {

@@ -35,9 +35,9 @@ const parseGrant = validator<UserGrantInput>(userGrantSchema);
 const principal = (ctx: Context) => ctx.state.principal as Principal;
 
 /**
- * Users of the acting org (SPEC 3.2): humans and machines, a machine's keys,
- * client secret and PATs, removal, and project grants. `secretKey` keys the
- * digests of the secrets handed out here.
+ * Users of the acting org (docs/api/users.md): humans and machines, a
+ * machine's keys, client secret and PATs, removal, and project grants.
+ * `secretKey` keys the digests of the secrets handed out here.
  */
 export function userRoutes(db: Database, announce: Announce, settings: OrgSettings, secretKey: Buffer): Router {
   const password = passwordRule(settings.passwordPolicy, 'password');

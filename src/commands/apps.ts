@@ -106,7 +106,7 @@ export async function removeOidcApp(deps: AppDeps, actor: Principal, orgId: stri
   return { details };
 }
 
-/** SPEC 2.3: a key pair for private_key_jwt; the private key is returned once in the key file. */
+/** A key pair for private_key_jwt (docs/api/projects-apps.md); the private key is returned once in the key file. */
 export async function addOidcAppKey(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string, input: { expirationDate?: string }) {
   requireOrgOwner(actor, orgId);
   const expiresAt = input.expirationDate ? new Date(input.expirationDate) : null;

@@ -22,9 +22,9 @@ import { assertHoldsEveryRoleOf, assertMachine, assertMayManageUsers, managedUse
 import { generateSecret, secretDigest } from '../security/secrets.ts';
 import { generateMachineKeyPair, serviceAccountKeyFile } from '../security/machine-keys.ts';
 
-// Credentials of machine users (SPEC 3.2): JSON keys for the JWT profile
-// grant, the client secret for client_credentials, personal access tokens.
-// Each secret is returned once, in the response that creates it.
+// Credentials of machine users (docs/api/users.md): JSON keys for the JWT
+// profile grant, the client secret for client_credentials, personal access
+// tokens. Each secret is returned once, in the response that creates it.
 
 export interface AddKeyInput {
   type: 'KEY_TYPE_JSON';
@@ -35,7 +35,7 @@ export interface AddKeyInput {
 
 export interface AddKeyResult {
   keyId: string;
-  /** Base64 of the SPEC 2.3 key file; only when the service generated the key pair. */
+  /** Base64 of the key file of docs/api/users.md; only when the service generated the key pair. */
   keyDetails?: string;
   details: WriteDetails;
 }

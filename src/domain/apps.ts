@@ -74,9 +74,9 @@ function isLoopback(hostname: string): boolean {
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:']);
 
 /**
- * SPEC 3.2: absolute https URIs without fragment; http and localhost only
- * in dev mode or for native apps; custom schemes (and http on loopback)
- * for native apps.
+ * docs/api/projects-apps.md: absolute https URIs without fragment; http and
+ * localhost only in dev mode or for native apps; custom schemes (and http
+ * on loopback) for native apps.
  */
 function redirectUriProblem(uri: string, appType: AppType, devMode: boolean): string | undefined {
   const url = URL.parse(uri);

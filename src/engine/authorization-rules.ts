@@ -2,7 +2,7 @@ import type Provider from 'oidc-provider';
 import type { EngineRule } from './rule-dispatch.ts';
 
 /**
- * SEED 4.1 / 7.1: every authorization request is OpenID Connect, so a scope
+ * Every authorization request is OpenID Connect (docs/oidc.md), so a scope
  * without `openid` is `invalid_scope`, sent to the redirect_uri with the
  * state (the engine would treat a code request as plain OAuth 2.0). Only when
  * the client and its redirect_uri check out; otherwise the engine answers
@@ -27,7 +27,7 @@ export const openidScopeRequired: EngineRule = async (ctx, next) => {
 };
 
 /**
- * SPEC 2: userinfo without a token answers 401 with
+ * Userinfo without a token answers 401 (docs/oidc.md, Errors) with
  * `WWW-Authenticate: Bearer error="invalid_token"` as for a bad token (RFC
  * 6750 3.1 would leave the error out when no token was sent).
  */

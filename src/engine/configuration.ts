@@ -82,7 +82,7 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     claims: CLAIMS_BY_SCOPE,
     subjectTypes: ['public'],
     clientAuthMethods: CLIENT_AUTH_METHODS,
-    // SEED 4.1: redirect_uri is required, even with a single registered one.
+    // OIDC Core 3.1.2.1: redirect_uri is required, even with a single registered one.
     allowOmittingSingleRegisteredRedirectUri: false,
     clientBasedCORS: clientBasedCORS as Configuration['clientBasedCORS'],
     extraClientMetadata: { properties: [...EXTRA_CLIENT_METADATA] },
@@ -99,10 +99,10 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     loadExistingGrant: loadFirstPartyGrant as Configuration['loadExistingGrant'],
     expiresWithSession: expiresWithSession as unknown as Configuration['expiresWithSession'],
     extraTokenClaims: tokenExtraClaims(deps.exchanges) as Configuration['extraTokenClaims'],
-    // SPEC 2.1: refresh tokens rotate on every use (the engine's default
+    // Refresh tokens rotate on every use (docs/oidc.md; the engine's default
     // rotates only public clients'); reuse of an old one revokes the grant.
     rotateRefreshToken: true,
-    // ID token claims are decided per app in findAccount (SEED 4.1 rule 1).
+    // ID token claims are decided per app in findAccount (OIDC Core 5.4).
     conformIdTokenClaims: false,
     features: {
       devInteractions: { enabled: false },
@@ -112,11 +112,11 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
       registration: { enabled: false },
       claimsParameter: { enabled: false },
       userinfo: { enabled: true },
-      // The engine lets any client introspect any token by default; SEED 2.3
-      // makes a token active only for a client in its audience.
+      // The engine lets any client introspect any token by default; a token is
+      // active only for a client in its audience (RFC 7662 2.2, docs/oidc.md).
       introspection: { enabled: true, allowedPolicy: introspectionAllowed as never },
       revocation: { enabled: true, allowedPolicy: revocationAllowed as never },
-      // Machine users with a client secret (SPEC 2.3); endpoint-rules.ts
+      // Machine users with a client secret (docs/api/users.md); client-request-rules.ts
       // admits only client_secret_basic and client_secret_post for it.
       clientCredentials: { enabled: true },
       rpInitiatedLogout: {

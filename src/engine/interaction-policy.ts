@@ -4,10 +4,10 @@ import { liveBrowserAccounts, readBrowserAccounts } from './browser-accounts.ts'
 const { base, Prompt, Check } = interactionPolicy;
 
 /**
- * The engine's login and consent prompts, plus the two SEED 4.1 adds:
- * `create` (the registration form straight away) and `select_account` (the
- * account picker: asked for, or when no prompt is given and the browser
- * holds more than one signed-in user).
+ * The engine's login and consent prompts, plus the two prompts of
+ * docs/oidc.md the engine lacks: `create` (the registration form straight
+ * away) and `select_account` (the account picker: asked for, or when no
+ * prompt is given and the browser holds more than one signed-in user).
  */
 export function interactionPolicyFor(): interactionPolicy.Prompt[] {
   const policy = base();

@@ -117,7 +117,7 @@ ${description ? `<p>${escapeHtml(description)}</p>` : ''}
 <p>Go back to the application and try again.</p>`);
 }
 
-/** Logout needs no confirmation (SEED 4.6): the engine's confirm form submits itself. */
+/** Logout needs no confirmation (docs/oidc.md, end session): the engine's confirm form submits itself. */
 export function logoutPage(form: string): string {
   return page('Signing out', `<h1>Signing out…</h1>
 ${form.replace('</form>', '<input type="hidden" name="logout" value="yes"><noscript><button type="submit">Sign out</button></noscript></form>')}

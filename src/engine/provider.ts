@@ -14,7 +14,7 @@ import { forgetSignedOutAccount, offlineAccessAsksConsent, rememberSignedInAccou
 import { RETRY_AFTER_SECONDS } from '../storage/outage.ts';
 
 /**
- * SEED 4.7 lets clients cache the key set; keys are published before they
+ * Clients cache the key set (OIDC Core 10.1.1); keys are published before they
  * sign, so a cache of max-age never misses a key in use.
  */
 function jwksCacheControl(maxAge: number): EngineRule {

@@ -30,7 +30,7 @@ export async function loadFirstPartyGrant(ctx: KoaContextWithOIDC) {
 }
 
 /**
- * Access tokens issued in a browser session end with it (SPEC 2.2). Codes
+ * Access tokens issued in a browser session end with it (docs/oidc.md). Codes
  * and refresh tokens of `offline_access` outlive it, as OIDC Core intends;
  * their access tokens are revoked at logout by `revokeAccessTokensAtLogout`.
  */
@@ -40,9 +40,9 @@ export async function expiresWithSession(_ctx: KoaContextWithOIDC, token: { kind
 
 /**
  * The engine drops `offline_access` unless the request has prompt=consent
- * (OIDC Core 11). SEED 4.2 issues a refresh token whenever it is requested,
- * so consent is asked for on the caller's behalf; the login UI grants it
- * without a page (first-party). prompt=none is left alone.
+ * (OIDC Core 11). We issue a refresh token whenever it is requested
+ * (docs/oidc.md), so consent is asked for on the caller's behalf; the login
+ * UI grants it without a page (first-party). prompt=none is left alone.
  */
 export const offlineAccessAsksConsent: EngineRule = async (ctx, next) => {
   if (ctx.method === 'GET') {
@@ -58,7 +58,7 @@ export const offlineAccessAsksConsent: EngineRule = async (ctx, next) => {
 /**
  * A hint names a user (id_token_hint at authorize and end_session): when the
  * browser holds that user's session but another one is in use, switch to it
- * and ask again, so the engine acts on the hinted user's session (SPEC 2.2).
+ * and ask again, so the engine acts on the hinted user's session (docs/oidc.md).
  */
 export function switchToHintedSession(cookieOptions: Record<string, unknown>): EngineRule {
   return async (ctx, next) => {
@@ -114,7 +114,7 @@ export function forgetSignedOutAccount(cookieOptions: Record<string, unknown>): 
 /**
  * At logout the engine revokes the grants that end with the session; grants
  * with offline_access survive (their refresh tokens are meant to), but the
- * access tokens issued in the session must not (SPEC 2.2): revoke those.
+ * access tokens issued in the session must not (docs/oidc.md): revoke those.
  */
 export const revokeAccessTokensAtLogout: EngineRule = async (ctx, next) => {
   await next();

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startAdminServer, type AdminServer } from '../support/admin.ts';
+import { testServer, type TestServer } from '../support/server.ts';
 import { NODE, ROOT } from '../support/server.ts';
 import { COMMANDS } from '../../cli/commands.ts';
 import { run } from '../../cli/portcullis.ts';
@@ -37,7 +37,7 @@ function runCli(args: string[], env: Record<string, string> = {}): Promise<Resul
 const noStackTrace = (r: Result) => assert.doesNotMatch(r.stdout + r.stderr, /\n\s+at .+:\d+:\d+/, 'stack trace printed');
 
 describe('portcullis CLI against a real server', () => {
-  let server: AdminServer;
+  let server: TestServer;
   let patFile: string;
   let work: string;
   let orgId: string;
@@ -58,7 +58,7 @@ describe('portcullis CLI against a real server', () => {
   }
 
   before(async () => {
-    server = await startAdminServer();
+    server = await testServer();
     patFile = join(server.dataDir, 'admin.pat');
     work = mkdtempSync(join(tmpdir(), 'portcullis-cli-'));
   });

@@ -30,7 +30,7 @@ export function registerGrants(provider: Provider, deps: EngineDependencies): vo
   );
 }
 
-/** SPEC 2: discovery names token exchange only while the feature is on. */
+/** Discovery names token exchange only while the feature is on (docs/api/features.md). */
 export function tokenExchangeInDiscoveryWhileOn(deps: EngineDependencies) {
   return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
     await next();

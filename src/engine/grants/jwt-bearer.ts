@@ -11,7 +11,7 @@ import { invalidGrant } from '../oauth-errors.ts';
 
 export const JWT_BEARER_PARAMETERS = ['assertion', 'scope'];
 
-/** SPEC 2.3: an assertion may live at most one hour. */
+/** An assertion may live at most one hour (docs/oidc.md, JWT profile). */
 const MAX_ASSERTION_LIFETIME = 3600;
 const CLOCK_SKEW = 60;
 const ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'];
@@ -78,7 +78,7 @@ async function refuseReplay(provider: Provider, userId: string, assertion: strin
 }
 
 /**
- * `urn:ietf:params:oauth:grant-type:jwt-bearer` (RFC 7523, SEED 4.2): a
+ * `urn:ietf:params:oauth:grant-type:jwt-bearer` (RFC 7523 2.1): a
  * machine user signs an assertion with its key file; no client
  * authentication. Answers an access token and the machine user's ID token.
  */

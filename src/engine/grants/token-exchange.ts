@@ -86,7 +86,7 @@ async function fromIdToken(x: ExchangeContext, value: string): Promise<Party> {
   return { userId: payload.sub, scopes: scopesShownBy(payload), audience, kind: 'id_token' };
 }
 
-/** SEED 4.2: a JWT the calling client signed with one of its registered keys, naming the subject in `sub`. */
+/** The `jwt` subject token type of docs/oidc.md: a JWT the calling client signed with one of its registered keys, naming the subject in `sub`. */
 async function fromClientJwt(x: ExchangeContext, value: string): Promise<Party> {
   const client = x.ctx.oidc.client as unknown as { clientId: string; jwks?: { keys: JWK[] } };
   if (!client.jwks?.keys.length) throw invalidGrant('the client has no registered keys to sign a subject JWT');
@@ -195,7 +195,7 @@ export interface TokenExchangeDeps {
 }
 
 /**
- * RFC 8693 token exchange (SEED 4.2, SPEC 2.3), while the `oidcTokenExchange`
+ * RFC 8693 token exchange (docs/oidc.md), while the `oidcTokenExchange`
  * feature is on: a subject (and optionally an actor) token in, a token of
  * the requested type out — narrower in scope or audience, or acting for
  * another user with the `act` claim naming the actor.
@@ -249,7 +249,7 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
     const { token, grant } = await tokenOnNewGrant(provider, { accountId: subject.userId, client, gty: TOKEN_EXCHANGE_GRANT, scope, refreshable: refreshes });
     if (act || requestedAudience.length) await deps.exchanges.remember(grant.id, { ...(act ? { act } : {}), ...(requestedAudience.length ? { aud: [...new Set(requestedAudience)] } : {}) }, grant.lifetime);
 
-    // SEED 4.2: access_token is returned opaque, jwt as a JWT, whatever the app's default.
+    // The token type table of docs/oidc.md: access_token is returned opaque, jwt as a JWT, whatever the app's default.
     (token as unknown as { format_override: string }).format_override = requestedType === TYPE.jwt ? 'jwt' : 'opaque';
     ctx.oidc.entity('AccessToken', token);
     const accessToken = await token.save();
