@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { readResponse, type ApiResponse } from '../support/api.ts';
-import { readAdminPat, sleep, startInProcess, type InProcessServer } from '../support/server.ts';
+import { sleep, testServer, type TestServer } from '../support/server.ts';
 import { needsPostgresServer, startOwnPostgres, type OwnPostgres } from '../support/own-stores.ts';
 import { eventually } from '../support/tokens.ts';
 
@@ -21,13 +21,13 @@ type Outcome = 'acknowledged' | 'in doubt';
 
 describe('PostgreSQL outage and restart', { skip: needsPostgresServer }, () => {
   let postgres: OwnPostgres;
-  let server: InProcessServer;
+  let server: TestServer;
   let pat: string;
 
   before(async () => {
     postgres = await startOwnPostgres();
-    server = await startInProcess({ DATABASE_URL: postgres.url, INSTANCE_DOMAIN: 'example.test', SHUTDOWN_TIMEOUT: '2' }, { sharedStores: false });
-    pat = readAdminPat(server.dataDir);
+    server = await testServer({ env: { DATABASE_URL: postgres.url }, sharedStores: false });
+    pat = server.pat;
   });
 
   after(async () => {
