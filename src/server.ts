@@ -4,7 +4,7 @@ import type { ConfigResult } from '../config/load.ts';
 import type { Logger } from './logger.ts';
 import { openDatabase, type Database } from './storage/database.ts';
 import { migrate } from './storage/migrate.ts';
-import { closeRedis, connectRedis, redisConfigured, type RedisClient } from './storage/redis.ts';
+import { closeRedis, connectRedis, logConnectionChanges, redisConfigured, type RedisClient } from './storage/redis.ts';
 import { deriveKey, resolveMasterKey, verifyMasterKey } from './keys/master-key.ts';
 import { ensureSigningKey, loadSigningKeys, type SigningKey } from './keys/signing-keys.ts';
 import { advanceSigningKeys } from './keys/rotation.ts';
@@ -63,7 +63,10 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const sealingKey = deriveKey(master.key, 'signing key sealing');
 
     const redis = redisConfigured(config) ? await connectRedis(config) : undefined;
-    if (redis) closers.unshift(() => closeRedis(redis));
+    if (redis) {
+      closers.unshift(() => closeRedis(redis));
+      logConnectionChanges(redis, log);
+    }
 
     const secretKey = deriveKey(master.key, 'secret digests');
     const orgSettings = { instanceDomain: config.instanceDomain, passwordPolicy: { minLength: config.passwordMinLength } };

@@ -1,4 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from '../logger.ts';
 
 export class RedisUnavailable extends Error {
   override name = 'RedisUnavailable';
@@ -107,6 +108,25 @@ export async function connectRedis(settings: RedisSettings): Promise<RedisClient
     throw new RedisUnavailable(`${where} is unreachable: ${reason}`);
   }
   return client;
+}
+
+/**
+ * Logs each loss of the connection to Redis, and its return: once each, not
+ * at every reconnect attempt. (A closed client reconnects no more, so
+ * shutdown logs nothing.)
+ */
+export function logConnectionChanges(client: RedisClient, log: Pick<Logger, 'warn' | 'info'>): void {
+  let lost = false;
+  client.on('reconnecting', () => {
+    if (lost) return;
+    lost = true;
+    log.warn('Redis connection lost; requests that need Redis answer 503 until it is back');
+  });
+  client.on('ready', () => {
+    if (!lost) return;
+    lost = false;
+    log.info('Redis connection restored');
+  });
 }
 
 /**

@@ -4,6 +4,7 @@ import { basicHeader, readResponse, type ApiResponse } from '../support/api.ts';
 import { sleep } from '../support/server.ts';
 import { needsRedisServer, startOwnRedis, type OwnRedis } from '../support/own-stores.ts';
 import { API_SCOPE, eventually, startTokenWorld, type TokenWorld } from '../support/tokens.ts';
+import { closeRedis, connectRedis, logConnectionChanges } from '../../src/storage/redis.ts';
 
 // docs/operations.md, "Failure modes": Redis killed (SIGKILL) under client_credentials load. Every answer
 // is a token or a 503 temporarily_unavailable with Retry-After, within 2 s;
@@ -178,5 +179,31 @@ describe('Redis outage', { skip: needsRedisServer }, () => {
     // The login page of an interaction lost with Redis (no persistence here) says the sign-in expired.
     const lost = await get(loginPath, { cookie: loginCookies });
     assert.equal(lost.status, 400);
+  });
+});
+
+describe('Redis connection log', { skip: needsRedisServer }, () => {
+  test('says once that Redis was lost, however many reconnect attempts follow, and once that it is back', async () => {
+    const redis = await startOwnRedis();
+    const client = await connectRedis({ redisUrl: redis.url, redisPrefix: 'log:' });
+    const lines: Array<[string, string]> = [];
+    logConnectionChanges(client, { warn: (msg: string) => lines.push(['warn', msg]), info: (msg: string) => lines.push(['info', msg]) } as never);
+    try {
+      await redis.kill('SIGKILL');
+      assert.ok(await eventually(async () => lines.length === 1, 3000, 50), 'the loss is logged');
+      // A few reconnect attempts later, still one line.
+      await sleep(1500);
+      assert.deepEqual(lines, [['warn', 'Redis connection lost; requests that need Redis answer 503 until it is back']]);
+      await redis.start();
+      assert.ok(await eventually(async () => lines.length === 2, 5000, 50), 'the return is logged');
+      assert.deepEqual(lines[1], ['info', 'Redis connection restored']);
+      assert.equal(await client.ping(), 'PONG');
+      await closeRedis(client);
+      await sleep(300);
+      assert.equal(lines.length, 2, 'closing the client logs nothing');
+    } finally {
+      client.disconnect();
+      await redis.cleanup();
+    }
   });
 });
