@@ -9,6 +9,8 @@ import { killAllChildren, readAdminPat, sleep, spawnServer, tempDir, type Spawne
 // DATA_DIR comes up, and every write that was acknowledged is there.
 
 const WORKERS = 4;
+// PGlite (WebAssembly) starts slowly on a busy machine, and recovers its WAL after a crash.
+const READY_TIMEOUT_MS = 60_000;
 
 describe('embedded database: SIGKILL during writes', () => {
   const dataDir = tempDir('portcullis-crash-');
@@ -29,7 +31,7 @@ describe('embedded database: SIGKILL during writes', () => {
 
   test('a restart on the same DATA_DIR starts and has every acknowledged write', async () => {
     const env = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', INSTANCE_DOMAIN: 'example.test' };
-    const first = await spawnServer(env);
+    const first = await spawnServer(env, { readyTimeoutMs: READY_TIMEOUT_MS });
     assert.ok(first.healthy, `first start: ${first.stderr()}`);
     const pat = readAdminPat(dataDir);
 
@@ -55,7 +57,7 @@ describe('embedded database: SIGKILL during writes', () => {
     await Promise.all(workers);
     assert.ok(acknowledged.size > 10, `writes were acknowledged before the kill (${acknowledged.size})`);
 
-    const second = await spawnServer(env);
+    const second = await spawnServer(env, { readyTimeoutMs: READY_TIMEOUT_MS });
     try {
       assert.ok(second.healthy, `restart on the same DATA_DIR: ${second.stderr()}`);
       for (const [userName, userId] of acknowledged) {
