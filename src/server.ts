@@ -31,6 +31,8 @@ import { patVerifier } from './queries/verify-pat.ts';
 import { engineTokenVerifier } from './queries/verify-access-token.ts';
 import { prepareDataDir, restrictDataDir } from './storage/data-dir.ts';
 import { firstStart } from './commands/first-start.ts';
+import { createAuthThrottle } from './security/auth-throttle.ts';
+import { unlockExpiredLocks } from './commands/password-login.ts';
 import { InvalidArgument } from './domain/errors.ts';
 import { ConfigError } from '../config/load.ts';
 
@@ -45,6 +47,8 @@ export interface RunningServer {
 }
 
 const SWEEP_INTERVAL_MS = 60_000;
+/** Timed user locks end within this of their time (a login ends its own lock at once). */
+const UNLOCK_INTERVAL_MS = 5_000;
 /** Every node sees a key rotation within this (docs/api/signing-keys.md). */
 const KEY_POLL_MS = 2_000;
 
@@ -99,6 +103,13 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const lookupUser = (id: string) => users.get(id);
     const features = featureCache(db);
     invalidation.on('features', () => features.clear());
+    const throttle = await createAuthThrottle(
+      { limit: config.authFailureLimit, window: config.authFailureWindow, trustProxy: config.trustProxy },
+      redis,
+      `${config.redisPrefix}auth-blocks`,
+      (err) => log.warn({ err }, 'failed authentication could not be counted'),
+    );
+    closers.unshift(() => throttle.close());
     const adapter = createAdapterFactory({ db, redis, clients, onStorageError: (store) => metrics.storageErrors.inc({ store }) });
     const engineDeps = {
       config,
@@ -111,6 +122,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       lookupUser,
       featureEnabled: (name: FeatureName) => features.get(name),
       onTokenIssued: (grantType: string) => metrics.tokensIssued.inc({ grant_type: grantType }),
+      throttle,
     };
     const build = (current: SigningKey[]) => buildProvider({ ...engineDeps, jwks: current.map((k) => k.privateJwk) }, log);
     const engine = new EngineHolder(build(keys));
@@ -140,8 +152,8 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         healthRoutes(dependencies, () => stopping),
         metricsRoutes(metrics),
         pageAssetRoutes(),
-        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db, engineDeps.exchanges)], secretKey, announce, engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
-        interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics }),
+        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db, engineDeps.exchanges)], secretKey, announce, engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh }, throttle }),
+        interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics, throttle, announce }),
       ],
     });
     const server = createServer(app);
@@ -163,6 +175,13 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         .finally(() => (sweeping = undefined));
     }, SWEEP_INTERVAL_MS);
     sweeper.unref();
+    const unlocker = setInterval(() => {
+      unlockExpiredLocks(db).then(
+        (lifted) => lifted && announce('users'),
+        (err) => log.warn({ err }, 'lifting ended user locks failed'),
+      );
+    }, UNLOCK_INTERVAL_MS);
+    unlocker.unref();
 
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
@@ -173,6 +192,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         stopping = true;
         connections.beginStop();
         clearInterval(sweeper);
+        clearInterval(unlocker);
         // net.Server's close stops accepting; http.Server's would also close
         // every idle connection at once, resetting requests clients are
         // sending on them at that instant (http/connections.ts).

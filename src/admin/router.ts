@@ -6,6 +6,8 @@ import { apiErrors } from './errors.ts';
 import { NotFound } from '../domain/errors.ts';
 import { jsonBody } from './json-body.ts';
 import { authenticate, type TokenVerifier } from './authenticate.ts';
+import { throttledAuthentication } from './throttled.ts';
+import type { AuthThrottle } from '../security/auth-throttle.ts';
 import { orgRoutes } from './orgs.ts';
 import { userRoutes } from './users.ts';
 import { memberRoutes } from './members.ts';
@@ -30,6 +32,8 @@ export interface AdminApiDeps {
   announce: Announce;
   engine: EngineHolder;
   signingKeys: SigningKeyAdmin;
+  /** Counts unknown or invalid bearer tokens per client address. */
+  throttle: AuthThrottle;
 }
 
 const API_PREFIXES = ['/admin/v1', '/management/v1', '/v2'];
@@ -47,12 +51,12 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
  * The admin and management REST API (docs/api/README.md): errors in one
  * format, JSON bodies, bearer authentication, then the resource routes.
  */
-export function adminRouter({ db, log, settings, verifiers, secretKey, announce, engine, signingKeys }: AdminApiDeps): Router {
+export function adminRouter({ db, log, settings, verifiers, secretKey, announce, engine, signingKeys, throttle }: AdminApiDeps): Router {
   const resources = [orgRoutes(db, settings), userRoutes(db, announce, settings, secretKey), memberRoutes(db), featureRoutes(db, announce), projectRoutes(db), appRoutes({ db, engine, announce, secretKey }), signingKeyRoutes(db, signingKeys), policyRoutes(db, [LOCKOUT_POLICY, LOGIN_POLICY])];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us
   // read a megabyte.
-  router.use(API_PREFIXES, apiErrors(log), authenticate(db, verifiers), ...jsonBody());
+  router.use(API_PREFIXES, apiErrors(log), throttledAuthentication(authenticate(db, verifiers), throttle), ...jsonBody());
   for (const resource of resources) {
     // A handler of its own per name: the router runs one handler function
     // once per request, so a shared one would check only the first id.

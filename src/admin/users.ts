@@ -18,6 +18,7 @@ import {
   type AddPatInput,
 } from '../commands/machine-credentials.ts';
 import { removeUser } from '../commands/remove-user.ts';
+import { unlockUser } from '../commands/unlock-user.ts';
 import { addUserGrant, type UserGrantInput } from '../commands/user-grants.ts';
 import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
@@ -58,6 +59,10 @@ export function userRoutes(db: Database, announce: Announce, settings: OrgSettin
   });
   router.delete('/:userId', async (ctx) => {
     ctx.body = await removeUser(db, announce, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+  router.post('/:userId/_unlock', async (ctx) => {
+    parseEmpty(ctx.request.body ?? {});
+    ctx.body = await unlockUser(db, announce, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
   });
 
   router.post('/:userId/keys', async (ctx) => {

@@ -142,6 +142,8 @@ function formRule(apply: (ctx: KoaContextWithOIDC, params: Params, method: AuthM
       const raw = await readForm(ctx);
       refuseNul(raw);
       const params = querystring.parse(raw);
+      // For the throttle of failed authentication (throttle-rule.ts).
+      ctx.state.grantType = params.grant_type;
       method = presentedMethod(ctx, params);
       const rewritten = await apply(ctx, params, method);
       (ctx.req as { body?: string }).body = rewritten ? querystring.stringify(params) : raw;

@@ -10,6 +10,7 @@ import { introspectionAllowed, revocationAllowed } from './token-policies.ts';
 import type { UserLookup } from './accounts.ts';
 import type { FeatureName } from '../storage/features.ts';
 import type { Database } from '../storage/database.ts';
+import type { AuthThrottle } from '../security/auth-throttle.ts';
 import { tokenExtraClaims, type ExchangeOutcomes } from './grants/token-extras.ts';
 
 import { INTERACTION_PATH, ROUTES } from './routes.ts';
@@ -39,6 +40,8 @@ export interface EngineDependencies {
   /** Users as hot paths read them (cached briefly, cleared on change). */
   lookupUser: UserLookup;
   exchanges: ExchangeOutcomes;
+  /** Counts failed client authentication per client address. */
+  throttle: AuthThrottle;
   /** Told the grant type of every access token issued (for /metrics). */
   onTokenIssued?: (grantType: string) => void;
 }

@@ -11,6 +11,7 @@ import { registerGrants, tokenExchangeInDiscoveryWhileOn } from './grants/index.
 import { rulesByEndpoint, type EngineRule } from './rule-dispatch.ts';
 import { hardenEnginePages } from './pages.ts';
 import { forgetSignedOutAccount, offlineAccessAsksConsent, rememberSignedInAccount, revokeAccessTokensAtLogout, switchToHintedSession } from './sign-in-policy.ts';
+import { throttleClientAuthentication } from './throttle-rule.ts';
 import { RETRY_AFTER_SECONDS } from '../storage/outage.ts';
 
 /**
@@ -53,6 +54,7 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   const rememberAccount = rememberSignedInAccount(sessionCookie);
   const switchSession = switchToHintedSession(sessionCookie);
   provider.use(retryAfterWhenUnavailable as never);
+  const throttled = throttleClientAuthentication(deps.throttle);
   provider.use(hardenEnginePages as never);
   provider.use(
     rulesByEndpoint({
@@ -60,9 +62,9 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
       jwks: [jwksCacheControl(deps.config.jwksMaxAge)],
       authorization: [openidScopeRequired, switchSession, offlineAccessAsksConsent, rememberAccount],
       resume: [rememberAccount],
-      token: [clientRequests.token, tokenErrorNames],
-      introspection: [clientRequests.introspection, introspectionDetails(deps.lookupUser, deps.findAccount)],
-      revocation: [clientRequests.revocation],
+      token: [throttled, clientRequests.token, tokenErrorNames],
+      introspection: [throttled, clientRequests.introspection, introspectionDetails(deps.lookupUser, deps.findAccount)],
+      revocation: [throttled, clientRequests.revocation],
       userinfo: [bearerChallenge],
       end_session: [switchSession],
       end_session_confirm: [forgetSignedOutAccount(sessionCookie), revokeAccessTokensAtLogout],

@@ -1,5 +1,4 @@
-import { Cluster } from 'ioredis';
-import type { RedisClient } from './redis.ts';
+import { subscriberOf, type RedisClient } from './redis.ts';
 
 export type CacheTopic = 'clients' | 'users' | 'features';
 
@@ -38,10 +37,7 @@ export function localInvalidation(): Invalidation {
 
 export async function redisInvalidation(redis: RedisClient, channel: string): Promise<Invalidation> {
   const local = localInvalidation();
-  const subscriber: RedisClient = redis instanceof Cluster ? redis.duplicate() : redis.duplicate();
-  subscriber.on('error', () => {});
-  // Commands are not queued while a client connects (storage/redis.ts).
-  await subscriber.connect();
+  const subscriber = await subscriberOf(redis);
   await subscriber.subscribe(channel);
   subscriber.on('message', (from: string, topic: string) => {
     if (from === channel && TOPICS.has(topic)) local.publish(topic as CacheTopic);

@@ -111,6 +111,18 @@ export async function connectRedis(settings: RedisSettings): Promise<RedisClient
 }
 
 /**
+ * A second connection for pub/sub (a subscribed connection runs nothing
+ * else), connected before it is used: commands are not queued while a
+ * client connects. Its errors surface through the main connection.
+ */
+export async function subscriberOf(client: RedisClient): Promise<RedisClient> {
+  const subscriber: RedisClient = client instanceof Cluster ? client.duplicate() : client.duplicate();
+  subscriber.on('error', () => {});
+  await subscriber.connect();
+  return subscriber;
+}
+
+/**
  * Logs each loss of the connection to Redis, and its return: once each, not
  * at every reconnect attempt. (A closed client reconnects no more, so
  * shutdown logs nothing.)

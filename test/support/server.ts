@@ -114,7 +114,7 @@ export interface TestEnvironment {
 /**
  * The settings of `testServer`: unless `env` says otherwise, PORT a free
  * port of 127.0.0.1, ISSUER http://127.0.0.1:PORT, DATA_DIR a fresh temporary
- * folder, and with DATABASE_URL / REDIS_URL in the test run's environment a
+ * folder, AUTH_FAILURE_LIMIT 0 (no throttling), and with DATABASE_URL / REDIS_URL in the test run's environment a
  * schema and key prefix of its own.
  */
 export async function prepareEnvironment(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestEnvironment> {
@@ -127,6 +127,9 @@ export async function prepareEnvironment(env: Record<string, string> = {}, optio
     HOST: '127.0.0.1',
     ISSUER: `http://127.0.0.1:${port}`,
     LOG_LEVEL: 'silent',
+    // Every test request comes from 127.0.0.1 and many fail on purpose: the
+    // throttle of failed authentication is off unless a test turns it on.
+    AUTH_FAILURE_LIMIT: '0',
     ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}),
     ...storage.env,
     ...env,
