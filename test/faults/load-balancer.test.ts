@@ -71,7 +71,7 @@ describe('three nodes behind a load balancer', { skip: needsPostgres || needsRed
         assert.equal(await node.server.stop('SIGTERM', 10_000), 0, `node ${node.name} stops cleanly`);
         // Its own DATA_DIR went with it; MASTER_KEY and the stores are shared.
         const { DATA_DIR: _gone, ...env } = node.server.env;
-        const again = await spawnServer(env);
+        const again = await spawnServer(env, { readyTimeoutMs: 60_000 });
         restarted.push(again);
         assert.ok(again.healthy, `node ${node.name} starts again: ${again.stderr()}`);
         // Back in the pool after a health check, and serving.

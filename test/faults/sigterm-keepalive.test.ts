@@ -50,7 +50,8 @@ describe('SIGTERM under keep-alive load', () => {
   const seen: { inFlight?: string[]; stuck?: string; readiness?: string; exitCode?: number | null; exitedMs?: number; signalledAt?: number } = {};
 
   before(async () => {
-    server = await spawnServer({ SHUTDOWN_TIMEOUT: String(SHUTDOWN_TIMEOUT), LOG_LEVEL: 'warn' });
+    // The embedded database starts slowly on a busy machine.
+    server = await spawnServer({ SHUTDOWN_TIMEOUT: String(SHUTDOWN_TIMEOUT), LOG_LEVEL: 'warn' }, { readyTimeoutMs: 60_000 });
     assert.ok(server.healthy, `server started (stderr: ${server.stderr()})`);
 
     // Keep-alive load: each worker sends its next request as soon as the last is answered.
