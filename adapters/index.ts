@@ -1,10 +1,10 @@
 import type { Adapter } from 'oidc-provider';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/storage/redis.ts';
 import type { Database } from '../src/storage/database.ts';
 import { PostgresAdapter } from './postgres.ts';
 import { RedisAdapter } from './redis.ts';
 import { ClientAdapter, type ClientDirectory } from './clients.ts';
-import { countStorageErrors, type Store } from './instrumented.ts';
+import { guardStorage, type Store } from './instrumented.ts';
 import { GRANT_KEYED_MODELS, GrantKeyedAdapter } from './single-token-grants.ts';
 
 export { PostgresAdapter, deleteExpiredEngineRecords } from './postgres.ts';
@@ -32,10 +32,10 @@ export const SHORT_LIVED_MODELS: ReadonlySet<string> = new Set([
 
 export interface AdapterStores {
   db: Database;
-  redis?: Redis;
+  redis?: RedisClient;
   /** Our OIDC apps, served as the engine's `Client` model. */
   clients?: ClientDirectory;
-  /** Told of every failed storage call, by store (for /metrics). */
+  /** Told of every failed storage call, by store (for /metrics); an unreachable store's errors become StoreUnavailable either way. */
   onStorageError?: (store: Store) => void;
 }
 
@@ -53,16 +53,16 @@ export interface AdapterStores {
  */
 export function createAdapterFactory(stores: AdapterStores): (model: string) => Adapter {
   const { db, redis, clients, onStorageError } = stores;
-  const counted = (adapter: Adapter, store: Store): Adapter => (onStorageError ? countStorageErrors(adapter, store, onStorageError) : adapter);
-  const inPostgres = (model: string) => counted(new PostgresAdapter(model, db), 'postgres');
+  const guarded = (adapter: Adapter, store: Store): Adapter => guardStorage(adapter, store, onStorageError);
+  const inPostgres = (model: string) => guarded(new PostgresAdapter(model, db), 'postgres');
   const adapters = new Map<string, Adapter>();
   return (model) => {
     let adapter = adapters.get(model);
     if (!adapter) {
-      if (model === 'Client' && clients) adapter = counted(new ClientAdapter(clients), 'postgres');
+      if (model === 'Client' && clients) adapter = guarded(new ClientAdapter(clients), 'postgres');
       else if (!redis) adapter = inPostgres(model);
-      else if (SHORT_LIVED_MODELS.has(model)) adapter = counted(new RedisAdapter(model, redis), 'redis');
-      else if (GRANT_KEYED_MODELS.has(model)) adapter = new GrantKeyedAdapter(inPostgres(model), counted(new RedisAdapter(model, redis), 'redis'));
+      else if (SHORT_LIVED_MODELS.has(model)) adapter = guarded(new RedisAdapter(model, redis), 'redis');
+      else if (GRANT_KEYED_MODELS.has(model)) adapter = new GrantKeyedAdapter(inPostgres(model), guarded(new RedisAdapter(model, redis), 'redis'));
       else adapter = inPostgres(model);
       adapters.set(model, adapter);
     }

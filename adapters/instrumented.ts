@@ -1,22 +1,25 @@
 import type { Adapter } from 'oidc-provider';
+import { asOutage, type StoreName } from '../src/storage/outage.ts';
 
-export type Store = 'postgres' | 'redis';
+export type Store = StoreName;
 
 const METHODS = ['upsert', 'find', 'findByUid', 'findByUserCode', 'consume', 'destroy', 'revokeByGrantId'] as const;
 
 /**
- * Counts the failed calls of one store's adapter, for /metrics; the error
- * itself still reaches the engine, which answers 500.
+ * One store's adapter as the engine sees it: a failed call is counted (for
+ * /metrics), and a store that does not answer becomes StoreUnavailable,
+ * which the engine answers with 503 temporarily_unavailable; any other
+ * error still reaches the engine as it is (500).
  */
-export function countStorageErrors(inner: Adapter, store: Store, onError: (store: Store) => void): Adapter {
+export function guardStorage(inner: Adapter, store: Store, onError?: (store: Store) => void): Adapter {
   const proxy: Record<string, unknown> = {};
   for (const method of METHODS) {
     proxy[method] = async (...args: unknown[]) => {
       try {
         return await (inner[method] as (...a: unknown[]) => Promise<unknown>).apply(inner, args);
       } catch (err) {
-        onError(store);
-        throw err;
+        onError?.(store);
+        throw asOutage(store, err);
       }
     };
   }

@@ -1,5 +1,6 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
-import type { ChainableCommander, Redis } from 'ioredis';
+import { Cluster, type ChainableCommander } from 'ioredis';
+import type { RedisClient } from '../src/storage/redis.ts';
 
 // Sets `consumed` only on a record that still exists: a plain HSET on a
 // record that just expired would recreate it as a key without TTL.
@@ -23,7 +24,7 @@ interface RecordScripts {
 }
 
 /** The scripts, defined once per client: ioredis then sends their SHA (EVALSHA), not their text. */
-function scripts(redis: Redis): RecordScripts {
+function scripts(redis: RedisClient): RecordScripts {
   const client = redis as unknown as Partial<RecordScripts>;
   if (!client.replaceRecord) {
     redis.defineCommand('replaceRecord', { numberOfKeys: 1, lua: REPLACE_SCRIPT });
@@ -64,20 +65,36 @@ function toPayload(hash: Record<string, string>): AdapterPayload | undefined {
  *
  * The client's `keyPrefix` is applied by ioredis to every key argument, so
  * keys here never carry it, and set members are bare ids, not keys.
+ *
+ * A Redis Cluster runs a MULTI (and any command with several keys) only on
+ * keys of one hash slot, and the keys of one record are in several: its id,
+ * its grant, its uid each hash elsewhere, and no hash tag can join them, as
+ * each is looked up by itself. There, each write touches one key, in an
+ * order that keeps revocation whole: the indexes before the record on
+ * save, the record before its indexes on removal. An interrupted write
+ * leaves at worst an index entry pointing at nothing, which reads as not
+ * found; never a record its grant does not list.
  */
 export class RedisAdapter implements Adapter {
   readonly model: string;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
+  readonly #clustered: boolean;
 
-  constructor(model: string, redis: Redis) {
+  constructor(model: string, redis: RedisClient) {
     this.model = model;
     this.redis = redis;
+    this.#clustered = redis instanceof Cluster;
   }
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     const key = this.recordKey(id);
     const ttl = ttlSeconds(expiresIn);
     if (!payload.grantId && !payload.uid && !payload.userCode) {
+      await scripts(this.redis).replaceRecord(key, JSON.stringify(payload), ttl ?? 0);
+      return;
+    }
+    if (this.#clustered) {
+      await Promise.all(this.indexWrites(payload, id, ttl).map((multi) => execAll(multi)));
       await scripts(this.redis).replaceRecord(key, JSON.stringify(payload), ttl ?? 0);
       return;
     }
@@ -109,6 +126,11 @@ export class RedisAdapter implements Adapter {
   async destroy(id: string): Promise<void> {
     const key = this.recordKey(id);
     const stored = await this.redis.hget(key, 'payload');
+    if (this.#clustered) {
+      await this.redis.del(key);
+      if (stored) await Promise.all(this.indexRemovals(JSON.parse(stored) as AdapterPayload, id));
+      return;
+    }
     const multi = this.redis.multi().del(key);
     if (stored) {
       const { grantId, uid, userCode } = JSON.parse(stored) as AdapterPayload;
@@ -128,12 +150,43 @@ export class RedisAdapter implements Adapter {
     const grantKey = this.grantKey(grantId);
     const ids = await this.redis.smembers(grantKey);
     if (ids.length === 0) return;
+    if (this.#clustered) {
+      await Promise.all(ids.map((id) => this.redis.del(this.recordKey(id))));
+      await this.redis.srem(grantKey, ...ids);
+      return;
+    }
     await execAll(
       this.redis
         .multi()
         .del(...ids.map((id) => this.recordKey(id)))
         .srem(grantKey, ...ids),
     );
+  }
+
+  /** The index writes of a record, one key each (for a Redis Cluster). */
+  private indexWrites(payload: AdapterPayload, id: string, ttl: number | undefined): ChainableCommander[] {
+    const writes: ChainableCommander[] = [];
+    if (payload.grantId) {
+      const multi = this.redis.multi();
+      this.addToGrant(multi, payload.grantId, id, ttl);
+      writes.push(multi);
+    }
+    for (const indexKey of [payload.uid && this.uidKey(payload.uid), payload.userCode && this.userCodeKey(payload.userCode)]) {
+      if (!indexKey) continue;
+      const multi = this.redis.multi();
+      this.setIndex(multi, indexKey, id, ttl);
+      writes.push(multi);
+    }
+    return writes;
+  }
+
+  /** The index removals of a record, one key each (for a Redis Cluster). */
+  private indexRemovals({ grantId, uid, userCode }: AdapterPayload, id: string): Array<Promise<unknown>> {
+    const removals: Array<Promise<unknown>> = [];
+    if (grantId) removals.push(this.redis.srem(this.grantKey(grantId), id));
+    if (uid) removals.push(this.redis.del(this.uidKey(uid)));
+    if (userCode) removals.push(this.redis.del(this.userCodeKey(userCode)));
+    return removals;
   }
 
   private async findByIndex(indexKey: string): Promise<AdapterPayload | undefined> {

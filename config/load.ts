@@ -92,6 +92,17 @@ function checkUrl(name: string, value: string | undefined): void {
   }
 }
 
+/** One way to reach Redis at most; a Sentinel setup names its master. */
+function checkRedisTopology(config: Config): void {
+  const ways = [['REDIS_URL', config.redisUrl], ['REDIS_SENTINELS', config.redisSentinels], ['REDIS_CLUSTER_NODES', config.redisClusterNodes]].filter(([, value]) => value !== undefined).map(([name]) => name);
+  if (ways.length > 1) throw new ConfigError(`${ways.join(' and ')} are exclusive: set one of them`);
+  if (config.redisSentinels !== undefined && config.redisSentinelName === undefined) throw new ConfigError('REDIS_SENTINELS needs REDIS_SENTINEL_NAME, the name of the master');
+  if (config.redisSentinelName !== undefined && config.redisSentinels === undefined) throw new ConfigError('REDIS_SENTINEL_NAME is set without REDIS_SENTINELS');
+  if (config.redisPassword !== undefined && ways[0] !== 'REDIS_SENTINELS' && ways[0] !== 'REDIS_CLUSTER_NODES') {
+    throw new ConfigError('REDIS_PASSWORD is for REDIS_SENTINELS or REDIS_CLUSTER_NODES; put the password into REDIS_URL');
+  }
+}
+
 export interface ConfigResult extends Omit<Config, 'masterKey' | 'instanceDomain'> {
   masterKey?: Buffer;
   instanceDomain: string;
@@ -130,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
   const config = raw as unknown as Config;
   checkUrl('DATABASE_URL', config.databaseUrl);
   checkUrl('REDIS_URL', config.redisUrl);
+  checkRedisTopology(config);
   const issuer = checkIssuer(config.issuer ?? `http://localhost:${config.port}`);
   const masterKey = config.masterKey === undefined ? undefined : decodeMasterKey(config.masterKey);
   const instanceDomain = (config.instanceDomain ?? new URL(issuer).hostname).toLowerCase();

@@ -24,6 +24,10 @@ export interface Config {
   databaseSchema: string;
   databasePoolSize: number;
   redisUrl?: string;
+  redisSentinels?: string;
+  redisSentinelName?: string;
+  redisClusterNodes?: string;
+  redisPassword?: string;
   redisPrefix: string;
   masterKey?: string;
   trustProxy: boolean;
@@ -47,6 +51,8 @@ export interface Config {
 }
 
 const duration = { type: 'integer', minimum: 1 };
+/** `host:port,host:port`: host names, IPv4 addresses or bracketed IPv6 addresses. */
+const hostPorts = { type: 'string', pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}(,(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5})*$', maxLength: 2000 };
 
 export const settings: Setting[] = [
   { key: 'port', env: 'PORT', schema: { type: 'integer', minimum: 1, maximum: 65535, default: 8080 }, description: 'TCP port to listen on' },
@@ -57,6 +63,10 @@ export const settings: Setting[] = [
   { key: 'databaseSchema', env: 'DATABASE_SCHEMA', schema: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$', default: 'public' }, description: 'PostgreSQL schema holding our tables (created if missing)' },
   { key: 'databasePoolSize', env: 'DATABASE_POOL_SIZE', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 10 }, description: 'Connections per node in the PostgreSQL pool' },
   { key: 'redisUrl', env: 'REDIS_URL', schema: { type: 'string', pattern: '^rediss?://' }, description: 'Redis URL (`redis://host:6379/0`); unset: short-lived records go to PostgreSQL', secret: true },
+  { key: 'redisSentinels', env: 'REDIS_SENTINELS', schema: hostPorts, description: 'Redis Sentinel addresses (`host:port,host:port`), instead of `REDIS_URL`; needs `REDIS_SENTINEL_NAME`' },
+  { key: 'redisSentinelName', env: 'REDIS_SENTINEL_NAME', schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$' }, description: 'Name of the master the Sentinels watch (with `REDIS_SENTINELS`)' },
+  { key: 'redisClusterNodes', env: 'REDIS_CLUSTER_NODES', schema: hostPorts, description: 'Some Redis Cluster nodes (`host:port,host:port`), instead of `REDIS_URL`; the others are discovered' },
+  { key: 'redisPassword', env: 'REDIS_PASSWORD', schema: { type: 'string', minLength: 1, maxLength: 1024 }, description: 'Password of the Redis servers reached through `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES` (`REDIS_URL` carries its own)', secret: true },
   { key: 'redisPrefix', env: 'REDIS_PREFIX', schema: { type: 'string', pattern: '^[A-Za-z0-9:_.-]{0,64}$', default: 'portcullis:' }, description: 'Prefix of every Redis key we write' },
   { key: 'masterKey', env: 'MASTER_KEY', schema: { type: 'string' }, description: '32 bytes as 64 hex characters or base64; encrypts private keys at rest. Unset: generated once into `DATA_DIR/master.key`. Every node must share it', secret: true },
   { key: 'trustProxy', env: 'TRUST_PROXY', schema: { type: 'boolean', default: false }, description: 'Honour `X-Forwarded-*` from a TLS-terminating proxy' },

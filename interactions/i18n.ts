@@ -35,6 +35,8 @@ const en = {
   invalidEmail: 'Enter a valid email address.',
   tooManyAttempts: 'Too many failed sign-in attempts came from your network. Try again in {seconds} seconds.',
   accountLocked: 'This account is locked after too many failed sign-in attempts. Try again later, or ask your administrator to unlock it.',
+  unavailableTitle: 'Temporarily unavailable',
+  unavailable: 'Sign-in is temporarily unavailable. Please try again in a few seconds.',
 } as const;
 
 export type Messages = Record<keyof typeof en, string>;
@@ -73,6 +75,8 @@ const de: Messages = {
   invalidEmail: 'Geben Sie eine gültige E-Mail-Adresse ein.',
   tooManyAttempts: 'Von Ihrem Netzwerk kamen zu viele fehlgeschlagene Anmeldeversuche. Versuchen Sie es in {seconds} Sekunden erneut.',
   accountLocked: 'Dieses Konto ist nach zu vielen fehlgeschlagenen Anmeldeversuchen gesperrt. Versuchen Sie es später erneut oder bitten Sie Ihre Administration, es zu entsperren.',
+  unavailableTitle: 'Vorübergehend nicht verfügbar',
+  unavailable: 'Die Anmeldung ist vorübergehend nicht verfügbar. Bitte versuchen Sie es in einigen Sekunden erneut.',
 };
 
 export const CATALOGUES: Record<string, Messages> = { en, de };

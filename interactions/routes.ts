@@ -25,7 +25,8 @@ import { humanSchema } from '../src/admin/schemas.ts';
 import type { HumanInput } from '../src/commands/setup-org.ts';
 import { CATALOGUES, chooseLanguage, translate } from './i18n.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
-import { accountPickerPage, loginNamePage, messagePage, passwordPage, registrationPage, type AccountChoice, type PageContext, type RegistrationValues } from './views.ts';
+import { accountPickerPage, loginNamePage, messagePage, passwordPage, registrationPage, unavailablePage, type AccountChoice, type PageContext, type RegistrationValues } from './views.ts';
+import { RETRY_AFTER_SECONDS, StoreUnavailable } from '../src/storage/outage.ts';
 
 export interface InteractionDeps {
   engine: EngineHolder;
@@ -87,7 +88,8 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     let interaction: Interaction;
     try {
       interaction = await provider.interactionDetails(ctx.req, ctx.res);
-    } catch {
+    } catch (err) {
+      if (err instanceof StoreUnavailable) throw err;
       throw new InteractionGone();
     }
     if (interaction.uid !== ctx.params.uid) throw new InteractionGone();
@@ -196,13 +198,17 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     try {
       await next();
     } catch (err) {
-      if (!(err instanceof InteractionGone) && !(err instanceof Unavailable)) throw err;
       const lang = chooseLanguage(undefined, ctx.get('accept-language'));
       const t = CATALOGUES[lang]!;
+      if (err instanceof StoreUnavailable) {
+        ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
+        return render(ctx, unavailablePage(lang), 503);
+      }
       if (err instanceof Unavailable) {
         ctx.set('Retry-After', String(err.retryAfter));
         return render(ctx, messagePage(lang, t, t.busy), 503);
       }
+      if (!(err instanceof InteractionGone)) throw err;
       render(ctx, messagePage(lang, t, t.sessionExpired), 400);
     }
   });

@@ -1,11 +1,10 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Redis } from 'ioredis';
+import { Server as NetServer, type AddressInfo } from 'node:net';
 import type { ConfigResult } from '../config/load.ts';
 import type { Logger } from './logger.ts';
 import { openDatabase, type Database } from './storage/database.ts';
 import { migrate } from './storage/migrate.ts';
-import { connectRedis } from './storage/redis.ts';
+import { closeRedis, connectRedis, logConnectionChanges, redisConfigured, type RedisClient } from './storage/redis.ts';
 import { deriveKey, resolveMasterKey, verifyMasterKey } from './keys/master-key.ts';
 import { ensureSigningKey, loadSigningKeys, type SigningKey } from './keys/signing-keys.ts';
 import { advanceSigningKeys } from './keys/rotation.ts';
@@ -19,6 +18,7 @@ import { exchangeOutcomes } from './engine/grants/token-extras.ts';
 import { EngineHolder } from './engine/engine-holder.ts';
 import { healthRoutes, type Dependency } from './http/health.ts';
 import { createMetrics, metricsRoutes } from './http/metrics.ts';
+import { trackConnections } from './http/connections.ts';
 import { pageAssetRoutes } from './http/page-assets.ts';
 import { localInvalidation, redisInvalidation, type CacheTopic } from './storage/invalidation.ts';
 import { userCache } from './storage/user-cache.ts';
@@ -40,7 +40,7 @@ export interface RunningServer {
   server: Server;
   url: string;
   db: Database;
-  redis?: Redis;
+  redis?: RedisClient;
   engine: EngineHolder;
   /** Stops accepting, lets in-flight requests finish (bounded), closes the pools. */
   stop(): Promise<void>;
@@ -66,8 +66,11 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     await verifyMasterKey(db, master.key);
     const sealingKey = deriveKey(master.key, 'signing key sealing');
 
-    const redis = config.redisUrl ? await connectRedis(config.redisUrl, config.redisPrefix) : undefined;
-    if (redis) closers.unshift(() => redis.quit());
+    const redis = redisConfigured(config) ? await connectRedis(config) : undefined;
+    if (redis) {
+      closers.unshift(() => closeRedis(redis));
+      logConnectionChanges(redis, log);
+    }
 
     const secretKey = deriveKey(master.key, 'secret digests');
     const orgSettings = { instanceDomain: config.instanceDomain, passwordPolicy: { minLength: config.passwordMinLength } };
@@ -137,6 +140,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     if (redis) dependencies.push({ name: 'redis', ping: () => redis.ping() });
 
     const inFlight = { count: 0 };
+    let stopping = false;
     const app = createApp({
       inFlight,
       log,
@@ -145,7 +149,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       trustProxy: config.trustProxy,
       engine,
       routers: [
-        healthRoutes(dependencies),
+        healthRoutes(dependencies, () => stopping),
         metricsRoutes(metrics),
         pageAssetRoutes(),
         adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db, engineDeps.exchanges)], secretKey, announce, engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh }, throttle }),
@@ -156,12 +160,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     // Node hands CONNECT (RFC 9110 9.3.6) to 'connect' listeners and closes
     // the socket unanswered without one; no path here is a tunnel.
     server.on('connect', (_req, socket) => socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n'));
-    let stopping = false;
-    // While stopping, every response closes its connection, so keep-alive
-    // clients (load balancers) do not hold the shutdown until its deadline.
-    server.on('request', (_req, res) => {
-      if (stopping) res.setHeader('Connection', 'close');
-    });
+    const connections = trackConnections(server);
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -191,13 +190,16 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const stop = () =>
       (stopped ??= (async () => {
         stopping = true;
+        connections.beginStop();
         clearInterval(sweeper);
         clearInterval(unlocker);
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // net.Server's close stops accepting; http.Server's would also close
+        // every idle connection at once, resetting requests clients are
+        // sending on them at that instant (http/connections.ts).
+        const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
         // Connections that finish their last request become idle: close them
-        // as they do, instead of waiting for the client to hang up.
-        const reaper = setInterval(() => server.closeIdleConnections(), 100);
-        server.closeIdleConnections();
+        // soon after, instead of waiting for the client to hang up.
+        const reaper = setInterval(() => connections.closeIdle(), 50);
         const deadline = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeout * 1000).unref());
         await Promise.race([closed, deadline]);
         clearInterval(reaper);

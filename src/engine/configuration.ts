@@ -14,6 +14,9 @@ import type { AuthThrottle } from '../security/auth-throttle.ts';
 import { tokenExtraClaims, type ExchangeOutcomes } from './grants/token-extras.ts';
 
 import { INTERACTION_PATH, ROUTES } from './routes.ts';
+import { StoreUnavailable } from '../storage/outage.ts';
+import { chooseLanguage } from '../../interactions/i18n.ts';
+import { unavailablePage } from '../../interactions/views.ts';
 
 /** Languages of the login pages (interactions/i18n.ts). */
 export const UI_LOCALES = ['en', 'de'];
@@ -137,10 +140,13 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
       prompt_values_supported: ['none', 'login', 'select_account', 'create'],
       ui_locales_supported: UI_LOCALES,
     },
-    renderError: async (ctx, out) => {
+    renderError: async (ctx, out, err) => {
       ctx.set(PAGE_HEADERS);
       ctx.type = 'html';
-      ctx.body = errorPage(String(out.error), out.error_description ? String(out.error_description) : undefined);
+      // A store outage gets the login pages' own 503 page, in the user's language.
+      ctx.body = err instanceof StoreUnavailable
+        ? unavailablePage(chooseLanguage(ctx.query.ui_locales, ctx.get('accept-language')))
+        : errorPage(String(out.error), out.error_description ? String(out.error_description) : undefined);
     },
   };
 }

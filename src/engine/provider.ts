@@ -12,6 +12,7 @@ import { rulesByEndpoint, type EngineRule } from './rule-dispatch.ts';
 import { hardenEnginePages } from './pages.ts';
 import { forgetSignedOutAccount, offlineAccessAsksConsent, rememberSignedInAccount, revokeAccessTokensAtLogout, switchToHintedSession } from './sign-in-policy.ts';
 import { throttleClientAuthentication } from './throttle-rule.ts';
+import { RETRY_AFTER_SECONDS } from '../storage/outage.ts';
 
 /**
  * Clients cache the key set (OIDC Core 10.1.1); keys are published before they
@@ -24,6 +25,16 @@ function jwksCacheControl(maxAge: number): EngineRule {
     if (ctx.status === 200) ctx.set('Cache-Control', cacheControl);
   };
 }
+
+/**
+ * A store outage is answered 503 (storage/outage.ts): RFC 9110 10.2.3 lets
+ * the client know when to try again. Registered first, so it sees every
+ * answer the engine's routes give.
+ */
+const retryAfterWhenUnavailable: EngineRule = async (ctx, next) => {
+  await next();
+  if (ctx.status === 503) ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
+};
 
 // One factory builds the whole engine, because rotating signing keys means
 // building a new Provider (it snapshots its keys at construction) and
@@ -42,6 +53,7 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   const clientRequests = clientRequestRules(jwtTokens);
   const rememberAccount = rememberSignedInAccount(sessionCookie);
   const switchSession = switchToHintedSession(sessionCookie);
+  provider.use(retryAfterWhenUnavailable as never);
   const throttled = throttleClientAuthentication(deps.throttle);
   provider.use(
     rulesByEndpoint({

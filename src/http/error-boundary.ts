@@ -1,12 +1,13 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../logger.ts';
+import { RETRY_AFTER_SECONDS, StoreUnavailable } from '../storage/outage.ts';
 
 /** RFC 9110 9.3: the methods every server knows of, even where a path serves none of them. */
 const RFC9110_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
 
 /**
- * Last line of defence for our own routes: an error nobody mapped becomes a
- * 500 with a request id to quote, and its details go to the log only.
+ * Last line of defence for our own routes: a store outage becomes 503, an
+ * error nobody mapped a 500 with a request id to quote, and its details go to the log only.
  */
 export function errorBoundary(log: Logger): Middleware {
   return async (ctx, next) => {
@@ -16,6 +17,12 @@ export function errorBoundary(log: Logger): Middleware {
       // RFC 9110 15.6.2 keeps 501 for methods the server does not know at all.
       if (ctx.status === 501 && RFC9110_METHODS.has(ctx.method)) ctx.status = 405;
     } catch (err) {
+      if (err instanceof StoreUnavailable) {
+        ctx.status = 503;
+        ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
+        ctx.body = { error: err.error, error_description: err.error_description };
+        return;
+      }
       const status = (err as { status?: number; expose?: boolean }).status;
       if (status && status < 500 && (err as { expose?: boolean }).expose) {
         ctx.status = status;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { IncomingMessage } from 'node:http';
-import type { Redis } from 'ioredis';
+import { subscriberOf, type RedisClient } from '../storage/redis.ts';
 
 // Throttling of failed authentication per client address (docs/security.md):
 // more than `limit` failures within a sliding window of `window` seconds
@@ -43,7 +43,7 @@ local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return math.max(1, tonumber(oldest[2]) + window - now)
 `;
 
-export function redisFailureWindow(redis: Redis, limit: number, windowSeconds: number): FailureWindow {
+export function redisFailureWindow(redis: RedisClient, limit: number, windowSeconds: number): FailureWindow {
   // Members must differ across nodes (hosts may share a pid) for failures in the same millisecond.
   const node = randomBytes(6).toString('hex');
   let sequence = 0;
@@ -82,9 +82,8 @@ export interface BlockBroadcast {
   close(): Promise<void>;
 }
 
-export async function redisBlockBroadcast(redis: Redis, channel: string, onBlock: (address: string, ms: number) => void): Promise<BlockBroadcast> {
-  const subscriber = redis.duplicate();
-  subscriber.on('error', () => {});
+export async function redisBlockBroadcast(redis: RedisClient, channel: string, onBlock: (address: string, ms: number) => void): Promise<BlockBroadcast> {
+  const subscriber = await subscriberOf(redis);
   await subscriber.subscribe(channel);
   subscriber.on('message', (from: string, message: string) => {
     if (from !== channel) return;
@@ -192,7 +191,7 @@ export class AuthThrottle {
 }
 
 /** The throttle of one node: counters in Redis (shared by all nodes, blocks broadcast) or in this process. */
-export async function createAuthThrottle(settings: ThrottleSettings, redis: Redis | undefined, channel: string, onStoreError?: (err: unknown) => void): Promise<AuthThrottle> {
+export async function createAuthThrottle(settings: ThrottleSettings, redis: RedisClient | undefined, channel: string, onStoreError?: (err: unknown) => void): Promise<AuthThrottle> {
   const options = { trustProxy: settings.trustProxy, onStoreError };
   if (settings.limit === 0) return new AuthThrottle(undefined, options);
   if (!redis) return new AuthThrottle(memoryFailureWindow(settings.limit, settings.window), options);

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import pg from 'pg';
+import { asOutage } from './outage.ts';
 
 /** Anything that runs one parameterised statement. */
 export interface Queryable {
@@ -80,40 +81,67 @@ async function openPostgres(options: DatabaseOptions & { databaseUrl: string }):
     throw new DatabaseUnavailable(`PostgreSQL at DATABASE_URL is unreachable: ${describeConnectError(err)}`);
   }
 
+  // Errors that mean PostgreSQL is unreachable become StoreUnavailable (503);
+  // errors of a statement (constraint violations, …) stay what they are.
+  const guard = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (err) {
+      throw asOutage('postgres', err);
+    }
+  };
+  const ignoreConnectionError = () => {};
+
   const db: Database = {
     kind: 'postgres',
-    async query(sql, params) {
-      const result = await pool.query(sql, params as unknown[]);
-      return { rows: result.rows, rowCount: result.rowCount ?? 0 };
-    },
-    async exec(sql) {
-      await pool.query(sql);
-    },
+    query: (sql, params) =>
+      guard(async () => {
+        const result = await pool.query(sql, params as unknown[]);
+        return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+      }),
+    exec: (sql) =>
+      guard(async () => {
+        await pool.query(sql);
+      }),
     async transaction(fn) {
-      const client = await pool.connect();
+      const client = await guard(() => pool.connect());
+      // A checked-out client whose connection drops between two statements
+      // emits `error`; the pool listens only to idle clients, and an
+      // unheard `error` would end the process. The next statement fails.
+      client.on('error', ignoreConnectionError);
+      let broken: unknown;
       try {
-        await client.query('BEGIN');
         const tx: Transaction = {
-          async query(sql, params) {
-            const result = await client.query(sql, params as unknown[]);
-            return { rows: result.rows, rowCount: result.rowCount ?? 0 };
-          },
-          async exec(sql) {
-            await client.query(sql);
-          },
+          query: (sql, params) =>
+            guard(async () => {
+              const result = await client.query(sql, params as unknown[]);
+              return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+            }),
+          exec: (sql) =>
+            guard(async () => {
+              await client.query(sql);
+            }),
         };
+        await tx.exec('BEGIN');
         const value = await fn(tx);
-        await client.query('COMMIT');
+        // A COMMIT whose answer is lost leaves the outcome unknown to us; the
+        // caller gets 503 and a retry of a create meets ALREADY_EXISTS when it
+        // did commit (docs/operations.md, "Failure modes").
+        await tx.exec('COMMIT');
         return value;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
+        await client.query('ROLLBACK').catch((rollbackErr: unknown) => {
+          broken = rollbackErr;
+        });
         throw err;
       } finally {
-        client.release();
+        client.off('error', ignoreConnectionError);
+        // A client whose connection failed is discarded, not reused.
+        client.release(broken instanceof Error ? broken : undefined);
       }
     },
     async ping() {
-      await pool.query('SELECT 1');
+      await guard(() => pool.query('SELECT 1'));
     },
     async close() {
       await pool.end();

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { subscriberOf, type RedisClient } from './redis.ts';
 
 export type CacheTopic = 'clients' | 'users' | 'features';
 
@@ -35,12 +35,11 @@ export function localInvalidation(): Invalidation {
   };
 }
 
-export async function redisInvalidation(redis: Redis, channel: string): Promise<Invalidation> {
+export async function redisInvalidation(redis: RedisClient, channel: string): Promise<Invalidation> {
   const local = localInvalidation();
-  const subscriber = redis.duplicate();
-  subscriber.on('error', () => {});
+  const subscriber = await subscriberOf(redis);
   await subscriber.subscribe(channel);
-  subscriber.on('message', (from, topic) => {
+  subscriber.on('message', (from: string, topic: string) => {
     if (from === channel && TOPICS.has(topic)) local.publish(topic as CacheTopic);
   });
   return {
