@@ -14,6 +14,7 @@ import { projectRoutes } from './projects.ts';
 import { appRoutes } from './apps.ts';
 import { signingKeyRoutes, type SigningKeyAdmin } from './signing-keys.ts';
 import { policyRoutes } from './policies.ts';
+import { searchRoutes } from './search.ts';
 import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
@@ -51,7 +52,7 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
  * bodies, bearer authentication, then the resource routes.
  */
 export function adminRouter({ db, log, settings, verifiers, secretKey, clients, usersChanged, featuresChanged, engine, signingKeys }: AdminApiDeps): Router {
-  const resources = [orgRoutes(db, settings), userRoutes(db, settings, secretKey), memberRoutes(db), featureRoutes(db, featuresChanged), projectRoutes(db), appRoutes({ db, engine, clients, secretKey }), signingKeyRoutes(db, signingKeys), policyRoutes(db, [LOCKOUT_POLICY, LOGIN_POLICY])];
+  const resources = [searchRoutes(db), orgRoutes(db, settings), userRoutes(db, settings, secretKey), memberRoutes(db), featureRoutes(db, featuresChanged), projectRoutes(db), appRoutes({ db, engine, clients, secretKey }), signingKeyRoutes(db, signingKeys), policyRoutes(db, [LOCKOUT_POLICY, LOGIN_POLICY])];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us
   // read a megabyte.
@@ -61,7 +62,7 @@ export function adminRouter({ db, log, settings, verifiers, secretKey, clients, 
   // node's caches.
   router.use('/management/v1/users', async (ctx, next) => {
     await next();
-    if (ctx.method !== 'GET' && ctx.status < 300) {
+    if (ctx.method !== 'GET' && ctx.status < 300 && !ctx.path.endsWith('/_search')) {
       clients.clear();
       usersChanged();
     }
