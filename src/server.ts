@@ -32,6 +32,7 @@ import { patVerifier } from './queries/verify-pat.ts';
 import { engineTokenVerifier } from './queries/verify-access-token.ts';
 import { prepareDataDir, restrictDataDir } from './storage/data-dir.ts';
 import { firstStart } from './commands/first-start.ts';
+import { ensureConsoleApp } from './commands/console-app.ts';
 import { InvalidArgument } from './domain/errors.ts';
 import { ConfigError } from '../config/load.ts';
 
@@ -77,6 +78,8 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         'first start: created the instance; admin credentials written to DATA_DIR (mode 0600)',
       );
     }
+    const consoleApp = await ensureConsoleApp(db, config.issuer);
+    if (consoleApp !== 'unchanged') log.info({ consoleApp }, 'the console app is ready');
 
     await ensureSigningKey(db, sealingKey);
     await advanceSigningKeys(db, sealingKey, { interval: config.keyRotationInterval });

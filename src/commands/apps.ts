@@ -4,7 +4,7 @@ import { addApp, addAppKey, changeApp, findApp, removeApp, settingsOf, type AppR
 import { APP_DEFAULTS, appViolations, needsSecret, toClientMetadata, type AppSettings } from '../domain/apps.ts';
 import { InvalidArgument, NotFound, PermissionDenied, fieldError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import { apiAccessProblem, type Principal } from '../domain/roles.ts';
+import { apiAccessProblem, hasInstanceRole, type Principal } from '../domain/roles.ts';
 import { findInstance } from '../storage/instance.ts';
 import { generateSecret, secretDigest } from '../security/secrets.ts';
 import { generateMachineKeyPair } from '../security/machine-keys.ts';
@@ -67,6 +67,16 @@ async function checkApiAccess(db: Queryable, actor: Principal, orgId: string, fr
   if (problem === 'org') throw fieldError('iamApiAccess', "only apps of the instance's first organization may access the instance API");
 }
 
+/**
+ * An app that may obtain the API scope hands out instance-owner tokens when
+ * an instance owner signs in through it (the console is one): whoever moves
+ * its redirect URIs, keys or existence could catch them, so that is the
+ * instance owner's business only.
+ */
+function assertMayChangeApiApp(actor: Principal, app: AppRow): void {
+  if (app.iam_api_access && !hasInstanceRole(actor, 'IAM_OWNER')) throw new PermissionDenied('only an instance owner (IAM_OWNER) may change an app with iamApiAccess');
+}
+
 async function appOfProject(db: Queryable, orgId: string, projectId: string, appId: string): Promise<AppRow> {
   await projectOfOrg(db, orgId, projectId);
   const app = await findApp(db, appId);
@@ -105,6 +115,7 @@ export async function changeOidcApp(deps: AppDeps, actor: Principal, orgId: stri
   const { clientId, clientSecret, details } = await deps.db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     const app = await appOfProject(tx, orgId, projectId, appId);
+    assertMayChangeApiApp(actor, app);
     const settings: AppSettings = { ...settingsOf(app), ...patch };
     await checkApiAccess(tx, actor, orgId, app.iam_api_access, settings.iamApiAccess);
     await checkSettings(deps, settings, app.client_id);
@@ -121,6 +132,7 @@ export async function removeOidcApp(deps: AppDeps, actor: Principal, orgId: stri
   const { clientId, details } = await deps.db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     const app = await appOfProject(tx, orgId, projectId, appId);
+    assertMayChangeApiApp(actor, app);
     await removeApp(write, { id: appId, projectId, orgId });
     return { clientId: app.client_id, details: writeDetails(write, orgId) };
   });
@@ -144,6 +156,7 @@ export async function addOidcAppKey(deps: AppDeps, actor: Principal, orgId: stri
   const { clientId, details } = await deps.db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     const app = await appOfProject(tx, orgId, projectId, appId);
+    assertMayChangeApiApp(actor, app);
     if (app.auth_method !== 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') throw fieldError('authMethodType', 'keys are for apps using OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT');
     await addAppKey(write, { id: keyId, appId, projectId, orgId, publicJwk, expiresAt });
     return { clientId: app.client_id, details: writeDetails(write, orgId) };
