@@ -21,6 +21,7 @@ import { EngineHolder } from './engine/engine-holder.ts';
 import { healthRoutes, type Dependency } from './http/health.ts';
 import { createMetrics, metricsRoutes } from './http/metrics.ts';
 import { pageAssetRoutes } from './http/page-assets.ts';
+import { consoleRoutes, loadConsoleBundle } from './http/console.ts';
 import { localInvalidation, redisInvalidation } from './storage/invalidation.ts';
 import { UserCache } from './storage/user-cache.ts';
 import { FeatureCache } from './storage/feature-cache.ts';
@@ -126,6 +127,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const dependencies: Dependency[] = [{ name: db.kind === 'postgres' ? 'postgres' : 'database', ping: () => db.ping() }];
     if (redis) dependencies.push({ name: 'redis', ping: () => redis.ping() });
 
+    const consoleBundle = await loadConsoleBundle(log);
     const inFlight = { count: 0 };
     const app = createApp({
       inFlight,
@@ -138,6 +140,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         healthRoutes(dependencies),
         metricsRoutes(metrics),
         pageAssetRoutes(),
+        consoleRoutes(consoleBundle, config.issuer),
         adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db, engineDeps.exchanges)], secretKey, clients, usersChanged: () => invalidation.publish('users'), featuresChanged: () => invalidation.publish('features'), engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh } }),
         interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics }),
       ],

@@ -31,7 +31,8 @@ export function consoleAppSettings(issuer: string): AppSettings {
     appType: 'OIDC_APP_TYPE_USER_AGENT',
     authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
     accessTokenType: 'OIDC_TOKEN_TYPE_BEARER',
-    idTokenUserinfoAssertion: false,
+    // The console shows who is signed in from its ID token's profile claims.
+    idTokenUserinfoAssertion: true,
     accessTokenRoleAssertion: false,
     idTokenRoleAssertion: false,
     devMode: false,

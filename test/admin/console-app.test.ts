@@ -189,7 +189,7 @@ describe('who may change the console app', () => {
 
   it('the instance owner may', async () => {
     const path = `/management/v1/projects/${app.projectId}/apps/${app.appId}`;
-    const changed = await admin('PUT', path, { body: { idTokenUserinfoAssertion: true } });
+    const changed = await admin('PUT', path, { body: { idTokenRoleAssertion: true } });
     assert.equal(changed.status, 200, changed.text);
   });
 });
