@@ -1,61 +1,37 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { Queryable } from '../src/storage/database.ts';
+import { TtlCache } from '../src/storage/ttl-cache.ts';
 import { activeAppKeys, findAppByClientId, settingsOf } from '../src/storage/apps.ts';
 import { findMachineById, findMachinesByClientId } from '../src/storage/credentials.ts';
 import { toClientMetadata } from '../src/domain/apps.ts';
-import { JWT_BEARER_GRANT, jwtProfileClientId, machineClientMetadata, machineUserOfJwtProfileClient } from '../src/domain/machine-clients.ts';
+import { JWT_BEARER_GRANT } from '../src/domain/grant-types.ts';
+import { jwtProfileClientId, machineClientMetadata, machineUserOfJwtProfileClient } from '../src/domain/machine-clients.ts';
 
 /** How long a node may serve an app's settings before reading them again. */
 export const CLIENT_CACHE_TTL_MS = 3000;
-const MAX_ENTRIES = 10_000;
 
 /**
  * The engine's clients are our OIDC apps and our machine users, read from
- * PostgreSQL. The engine
- * looks its client up on every request, so apps are cached briefly — unknown
- * ids too, so garbage client_ids cannot flood the database. A write on this
- * node invalidates at once and announces it to the others; if a message is
- * lost, an entry ages out within CLIENT_CACHE_TTL_MS (SPEC: every node
- * within 5 seconds).
+ * PostgreSQL. The engine looks its client up on every request, so they are
+ * cached briefly — unknown ids too, so garbage client_ids cannot flood the
+ * database. A command that changes an app or a machine user announces it
+ * (Invalidation) and every node clears its cache; if a message is lost, an
+ * entry ages out within CLIENT_CACHE_TTL_MS (every node within 5 seconds).
  */
 export class ClientDirectory {
   #db: Queryable;
-  #engineGrantTypes: ReadonlySet<string>;
-  #cache = new Map<string, { metadata: AdapterPayload | undefined; expiresAt: number }>();
+  #cache = new TtlCache<string, AdapterPayload | undefined>((clientId) => this.#load(clientId), { ttlMs: CLIENT_CACHE_TTL_MS });
 
-  #announce: () => void;
-
-  /** `announce` tells the other nodes that clients changed (see Invalidation). */
-  constructor(db: Queryable, engineGrantTypes: ReadonlySet<string>, announce: () => void = () => {}) {
+  constructor(db: Queryable) {
     this.#db = db;
-    this.#engineGrantTypes = engineGrantTypes;
-    this.#announce = announce;
   }
 
-  async find(clientId: string): Promise<AdapterPayload | undefined> {
-    const now = Date.now();
-    const hit = this.#cache.get(clientId);
-    if (hit && hit.expiresAt > now) return hit.metadata;
-    const metadata = await this.#load(clientId);
-    if (this.#cache.size >= MAX_ENTRIES) this.#cache.clear();
-    this.#cache.set(clientId, { metadata, expiresAt: now + CLIENT_CACHE_TTL_MS });
-    return metadata;
+  find(clientId: string): Promise<AdapterPayload | undefined> {
+    return this.#cache.get(clientId);
   }
 
-  /** After an app changed on this node. */
-  invalidate(clientId: string): void {
-    this.#cache.delete(clientId);
-    this.#announce();
-  }
-
-  /** After a machine user's credentials change: it has several client ids, and this is rare. */
+  /** Some app or machine user changed, here or on another node. */
   clear(): void {
-    this.#cache.clear();
-    this.#announce();
-  }
-
-  /** Another node announced a change. */
-  forget(): void {
     this.#cache.clear();
   }
 
@@ -78,12 +54,10 @@ export class ClientDirectory {
         secretDigest: app.secret_digest ? Buffer.from(app.secret_digest).toString('base64url') : null,
         publicKeys,
         apiAccess: app.api_access,
-      },
-      this.#engineGrantTypes,
-    ) as AdapterPayload;
+      }) as AdapterPayload;
   }
 
-  /** A machine user with a client secret, named by its userName (SPEC 2.3 client_credentials). */
+  /** A machine user with a client secret, named by its userName (client_credentials, docs/api/users.md). */
   async #loadMachine(clientId: string): Promise<AdapterPayload | undefined> {
     const candidates = await findMachinesByClientId(this.#db, clientId);
     const machine = candidates.find((c) => c.full_match) ?? (candidates.length === 1 ? candidates[0] : undefined);

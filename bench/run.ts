@@ -339,33 +339,14 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
   const afterSetup = memoryOf(server.pid)?.rssMb;
   rssAfterSetup = afterSetup === undefined ? null : Math.round(afterSetup * 10) / 10;
 
-  const bare = RUN_BARE && SELECTED.some((name) => COMPARABLE.has(name)) ? await startBare(taskset, { opaque, jwt }) : undefined;
+  const bare = RUN_BARE && COMPARABLE.some(wants) ? await startBare(taskset, { opaque, jwt }) : undefined;
   log(`${bare ? 'our server, then the bare engine, scenario by scenario' : 'our server'}, ${CONNECTIONS} connections:`);
   const pid = server.pid;
-  const ccOpaque = clientCredentialsLoad(opaque);
-  if (wants('client_credentials_opaque')) {
-    await scenario('ours', 'client_credentials_opaque', async () => {
-      await preflight(base, ccOpaque, ccOpaque.body, (a) => (isJwt(a.body?.access_token) ? 'expected an opaque access token, got a JWT' : undefined));
-      return measureHttp(base, pid, ccOpaque, settings);
-    });
-    await bare?.run('client_credentials_opaque');
-  }
-  if (wants('client_credentials_jwt')) {
-    const load = clientCredentialsLoad(jwt);
-    await scenario('ours', 'client_credentials_jwt', async () => {
-      await preflight(base, load, load.body, (a) => (isJwt(a.body?.access_token) ? undefined : 'expected a JWT access token'));
-      return measureHttp(base, pid, load, settings);
-    });
-    await bare?.run('client_credentials_jwt');
-  }
-  if (wants('introspection')) {
-    await scenario('ours', 'introspection', async () => {
-      const { access_token } = await token(base, ccOpaque.headers.authorization, { grant_type: 'client_credentials', scope: 'openid' });
-      const load = introspectionLoad(opaque, access_token);
-      await preflight(base, load, load.body);
-      return measureHttp(base, pid, load, settings);
-    });
-    await bare?.run('introspection');
+  const ours: Target = { base, pid, clients: { opaque, jwt } };
+  for (const name of COMPARABLE) {
+    if (!wants(name)) continue;
+    await scenario('ours', name, () => SHARED_SCENARIOS[name](ours));
+    await bare?.run(name);
   }
   await bare?.stop();
   if (wants('jwt_profile')) {
@@ -468,13 +449,44 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
   return { warnings, logFile, hwmMb: hwm === null ? null : Math.round(hwm * 10) / 10 };
 }
 
-// ---- the bare engine
+// ---- the scenarios both servers run
 
-const COMPARABLE: ReadonlySet<ScenarioName> = new Set(['client_credentials_opaque', 'client_credentials_jwt', 'introspection']);
+/** A server under load: where it answers, its process, and the machine clients it knows (same ids and secrets on both). */
+interface Target {
+  base: string;
+  pid: number;
+  clients: { opaque: MachineClient; jwt: MachineClient };
+}
+
+type Comparable = 'client_credentials_opaque' | 'client_credentials_jwt' | 'introspection';
+const COMPARABLE: Comparable[] = ['client_credentials_opaque', 'client_credentials_jwt', 'introspection'];
+
+/** One table of the scenarios both can run, each a function of its target: ours and the bare engine run the very same code. */
+const SHARED_SCENARIOS: Record<Comparable, (target: Target) => Promise<ScenarioReport>> = {
+  async client_credentials_opaque({ base, pid, clients }) {
+    const load = clientCredentialsLoad(clients.opaque);
+    await preflight(base, load, load.body, (a) => (isJwt(a.body?.access_token) ? 'expected an opaque access token, got a JWT' : undefined));
+    return measureHttp(base, pid, load, settings);
+  },
+  async client_credentials_jwt({ base, pid, clients }) {
+    const load = clientCredentialsLoad(clients.jwt);
+    await preflight(base, load, load.body, (a) => (isJwt(a.body?.access_token) ? undefined : 'expected a JWT access token'));
+    return measureHttp(base, pid, load, settings);
+  },
+  async introspection({ base, pid, clients }) {
+    const basic = clientCredentialsLoad(clients.opaque).headers.authorization;
+    const { access_token } = await token(base, basic, { grant_type: 'client_credentials', scope: 'openid' });
+    const load = introspectionLoad(clients.opaque, access_token);
+    await preflight(base, load, load.body);
+    return measureHttp(base, pid, load, settings);
+  },
+};
+
+// ---- the bare engine
 
 interface BareEngine {
   /** Runs the bare engine's side of a scenario both can run. */
-  run(name: ScenarioName): Promise<void>;
+  run(name: Comparable): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -504,32 +516,9 @@ async function startBare(taskset: string | undefined, clients: { opaque: Machine
     core: SERVER_CORE,
   });
   cleanups.push(() => bare.stop());
-  const base = bare.url;
-  const pid = bare.pid;
-  const ccOpaque = clientCredentialsLoad(clients.opaque);
-  const runs: Record<string, () => Promise<void>> = {
-    client_credentials_opaque: () =>
-      scenario('bare', 'client_credentials_opaque', async () => {
-        await preflight(base, ccOpaque, ccOpaque.body, (a) => (isJwt(a.body?.access_token) ? 'expected an opaque access token' : undefined));
-        return measureHttp(base, pid, ccOpaque, settings);
-      }),
-    client_credentials_jwt: () => {
-      const load = clientCredentialsLoad(clients.jwt);
-      return scenario('bare', 'client_credentials_jwt', async () => {
-        await preflight(base, load, load.body, (a) => (isJwt(a.body?.access_token) ? undefined : 'expected a JWT access token'));
-        return measureHttp(base, pid, load, settings);
-      });
-    },
-    introspection: () =>
-      scenario('bare', 'introspection', async () => {
-        const { access_token } = await token(base, ccOpaque.headers.authorization, { grant_type: 'client_credentials', scope: 'openid' });
-        const load = introspectionLoad(clients.opaque, access_token);
-        await preflight(base, load, load.body);
-        return measureHttp(base, pid, load, settings);
-      }),
-  };
+  const target: Target = { base: bare.url, pid: bare.pid, clients };
   return {
-    run: (name) => runs[name]?.() ?? Promise.resolve(),
+    run: (name) => scenario('bare', name, () => SHARED_SCENARIOS[name](target)),
     async stop() {
       const output = bare.output();
       await bare.stop();

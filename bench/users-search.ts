@@ -32,7 +32,11 @@ export async function insertSearchUsers(databaseUrl: string, schema: string, cou
 }
 
 /** Adds `count` machine users through the admin API, a few at a time. */
-export async function addSearchUsersThroughApi(api: (method: string, path: string, body?: unknown) => Promise<unknown>, count: number, concurrency = 8): Promise<void> {
+export async function addSearchUsersThroughApi(
+  api: (method: string, path: string, body?: unknown) => Promise<unknown>,
+  count: number,
+  concurrency = 8,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < count) {
@@ -62,7 +66,11 @@ export function usersSearchLoad(pat: string, count: number): HttpLoad {
     headers: { authorization: `Bearer ${pat}`, 'content-type': 'application/json' },
     bodyFrom: {
       feeder: prefixFeeder(count),
-      build: (prefix) => JSON.stringify({ query: { offset: '0', limit: 50, asc: true }, queries: [{ userNameQuery: { userName: prefix, method: 'TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE' } }] }),
+      build: (prefix) =>
+        JSON.stringify({
+          query: { offset: '0', limit: 50, asc: true },
+          queries: [{ userNameQuery: { userName: prefix, method: 'TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE' } }],
+        }),
     },
     verify: (body) => body.includes('"totalResult":"10"'),
   };

@@ -8,7 +8,7 @@ import { json, secretLines } from './output.ts';
 // and the human-readable lines of its result.
 
 export interface ApiRequest {
-  method: 'GET' | 'POST' | 'PUT';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   body?: unknown;
 }
@@ -49,6 +49,25 @@ function mapped(command: string, option: string, value: string, table: Record<st
   const found = Object.entries(table).find(([friendly]) => friendly.replaceAll('-', '_') === key);
   if (!found) throw new UsageError(`--${option} must be one of ${Object.keys(table).join(', ')} (got '${value}')`, command);
   return found[1];
+}
+
+/** A whole number option (0 allowed), or a usage error. */
+function count(command: string, values: Values, name: string): number | undefined {
+  const value = str(values, name);
+  if (value === undefined) return undefined;
+  if (!/^\d{1,10}$/.test(value) || Number(value) > 2147483647) throw new UsageError(`--${name} must be a whole number from 0 (got '${value}')`, command);
+  return Number(value);
+}
+
+/** Where a lockout policy command acts: the instance default (--instance) or the org. */
+function lockoutPath(values: Values): string {
+  return values.instance === true ? '/admin/v1/policies/lockout' : '/management/v1/policies/lockout';
+}
+
+function lockoutLines(policy: Record<string, any>): string[] {
+  const lock = policy.lockoutDurationSeconds === 0 ? 'until an admin unlocks' : `${policy.lockoutDurationSeconds} s`;
+  const attempts = (n: number) => (n === 0 ? '0 (no lockout)' : String(n));
+  return [`maxPasswordAttempts: ${attempts(policy.maxPasswordAttempts)}`, `maxOtpAttempts: ${attempts(policy.maxOtpAttempts)}`, `lockoutDurationSeconds: ${policy.lockoutDurationSeconds} (locked ${lock})`];
 }
 
 /** An --expires value as RFC 3339 (`2030-01-01` → `2030-01-01T00:00:00.000Z`). */
@@ -256,6 +275,52 @@ export const COMMANDS: Command[] = [
     required: ['user'],
     request: (values) => ({ method: 'POST', path: `/management/v1/users/${id(str(values, 'user')!)}/pats`, body: expiration('add-pat', values) }),
     describe: (r, v) => [`Created personal access token ${r.tokenId} for user ${str(v, 'user')}`, ...secretLines('Token', String(r.token))],
+  },
+  {
+    name: 'unlock',
+    summary: 'unlock a user locked by the lockout policy (needs ORG_OWNER or ORG_USER_MANAGER)',
+    options: { user: { type: 'string', arg: '<userId>', description: 'user id' } },
+    required: ['user'],
+    request: (values) => ({ method: 'POST', path: `/management/v1/users/${id(str(values, 'user')!)}/_unlock`, body: {} }),
+    describe: (_r, v) => [`Unlocked user ${str(v, 'user')}`],
+  },
+  {
+    name: 'lockout-policy',
+    summary: "show the lockout policy of the org (or with --instance the instance default)",
+    options: { instance: { type: 'boolean', description: 'the instance default (needs IAM_OWNER)' } },
+    required: [],
+    request: (values) => ({ method: 'GET', path: lockoutPath(values) }),
+    describe: (r, v) => [v.instance === true ? 'Instance default lockout policy' : `Lockout policy of the org (${r.isDefault ? 'the instance default' : 'its own'})`, ...lockoutLines(r.policy)],
+  },
+  {
+    name: 'set-lockout-policy',
+    summary: 'set the lockout policy of the org (or with --instance the instance default); options not given keep their value',
+    options: {
+      instance: { type: 'boolean', description: 'set the instance default (needs IAM_OWNER)' },
+      'max-password-attempts': { type: 'string', arg: '<n>', description: 'failed password checks before the user is locked; 0: never lock' },
+      'max-otp-attempts': { type: 'string', arg: '<n>', description: 'failed second-factor codes before the user is locked; 0: never lock' },
+      'lockout-seconds': { type: 'string', arg: '<n>', description: 'how long a lock lasts; 0: until an admin unlocks' },
+    },
+    required: [],
+    request(values) {
+      const body = {
+        maxPasswordAttempts: count('set-lockout-policy', values, 'max-password-attempts'),
+        maxOtpAttempts: count('set-lockout-policy', values, 'max-otp-attempts'),
+        lockoutDurationSeconds: count('set-lockout-policy', values, 'lockout-seconds'),
+      };
+      const given = Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
+      if (!Object.keys(given).length) throw new UsageError('give at least one of --max-password-attempts, --max-otp-attempts, --lockout-seconds', 'set-lockout-policy');
+      return { method: 'PUT', path: lockoutPath(values), body: given };
+    },
+    describe: (_r, v) => [v.instance === true ? 'Set the instance default lockout policy.' : 'Set the lockout policy of the org.'],
+  },
+  {
+    name: 'reset-lockout-policy',
+    summary: 'remove the org\'s own lockout policy: the instance default applies again',
+    options: {},
+    required: [],
+    request: () => ({ method: 'DELETE', path: '/management/v1/policies/lockout' }),
+    describe: () => ['The org follows the instance default lockout policy again.'],
   },
   {
     name: 'rotate-keys',

@@ -5,7 +5,7 @@ import { request as httpsRequest } from 'node:https';
 // node:http rather than fetch, so that every port works (fetch refuses some)
 // and a connection failure names its cause.
 
-/** An answer of the API that is not 2xx: the status and the parsed body (SPEC 3 error body when JSON). */
+/** An answer of the API that is not 2xx: the status and the parsed body (the error body of docs/api/README.md when JSON). */
 export class ApiError extends Error {
   readonly status: number;
   readonly body: unknown;

@@ -42,6 +42,8 @@ export interface Config {
   instanceOrgName: string;
   adminPassword?: string;
   passwordMinLength: number;
+  authFailureLimit: number;
+  authFailureWindow: number;
 }
 
 const duration = { type: 'integer', minimum: 1 };
@@ -72,5 +74,7 @@ export const settings: Setting[] = [
   { key: 'instanceOrgName', env: 'INSTANCE_ORG_NAME', schema: { type: 'string', minLength: 1, maxLength: 200, default: 'Default' }, description: 'Name of the first org, created on first start' },
   { key: 'adminPassword', env: 'ADMIN_PASSWORD', schema: { type: 'string', minLength: 8, maxLength: 1024 }, description: 'Password of the first admin user `admin@{first org domain}`; unset: generated into `DATA_DIR/admin.password`', secret: true },
   { key: 'passwordMinLength', env: 'PASSWORD_MIN_LENGTH', schema: { type: 'integer', minimum: 1, maximum: 128, default: 8 }, description: 'Password policy: minimum length of human passwords' },
+  { key: 'authFailureLimit', env: 'AUTH_FAILURE_LIMIT', schema: { type: 'integer', minimum: 0, maximum: 1000000, default: 20 }, description: 'Failed authentications one client address may make within `AUTH_FAILURE_WINDOW` before its attempts are answered 429 (login page, token, introspection and revocation client authentication, JWT profile assertions, admin and management tokens); 0: no throttling' },
+  { key: 'authFailureWindow', env: 'AUTH_FAILURE_WINDOW', schema: { ...duration, maximum: 86400, default: 60 }, description: 'Sliding window of `AUTH_FAILURE_LIMIT`', duration: true },
   { key: 'shutdownTimeout', env: 'SHUTDOWN_TIMEOUT', schema: { ...duration, default: 10 }, description: 'Seconds to finish in-flight requests on SIGTERM', duration: true },
 ];

@@ -33,6 +33,8 @@ const en = {
   error: 'Something went wrong',
   fieldRequired: 'This field is required.',
   invalidEmail: 'Enter a valid email address.',
+  tooManyAttempts: 'Too many failed sign-in attempts came from your network. Try again in {seconds} seconds.',
+  accountLocked: 'This account is locked after too many failed sign-in attempts. Try again later, or ask your administrator to unlock it.',
 } as const;
 
 export type Messages = Record<keyof typeof en, string>;
@@ -69,6 +71,8 @@ const de: Messages = {
   error: 'Etwas ist schiefgelaufen',
   fieldRequired: 'Dieses Feld ist erforderlich.',
   invalidEmail: 'Geben Sie eine gültige E-Mail-Adresse ein.',
+  tooManyAttempts: 'Von Ihrem Netzwerk kamen zu viele fehlgeschlagene Anmeldeversuche. Versuchen Sie es in {seconds} Sekunden erneut.',
+  accountLocked: 'Dieses Konto ist nach zu vielen fehlgeschlagenen Anmeldeversuchen gesperrt. Versuchen Sie es später erneut oder bitten Sie Ihre Administration, es zu entsperren.',
 };
 
 export const CATALOGUES: Record<string, Messages> = { en, de };

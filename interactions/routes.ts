@@ -3,9 +3,11 @@ import { bodyParser } from '@koa/bodyparser';
 import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
 import type { Database } from '../src/storage/database.ts';
+import type { Announce } from '../src/storage/invalidation.ts';
 import type { Logger } from '../src/logger.ts';
 import type { EngineHolder } from '../src/engine/engine-holder.ts';
 import type { Metrics } from '../src/http/metrics.ts';
+import type { AuthThrottle } from '../src/security/auth-throttle.ts';
 import { INTERACTION_PATH } from '../src/engine/routes.ts';
 import { PAGE_HEADERS } from '../src/engine/pages.ts';
 import { liveBrowserAccounts, readBrowserAccounts } from '../src/engine/browser-accounts.ts';
@@ -15,7 +17,7 @@ import { LOGIN_POLICY } from '../src/domain/policies/login.ts';
 import { findUser } from '../src/storage/users.ts';
 import { loginName } from '../src/domain/users.ts';
 import { AlreadyExists, InvalidArgument, Unavailable } from '../src/domain/errors.ts';
-import { authenticatePassword } from '../src/queries/authenticate-password.ts';
+import { passwordLogin } from '../src/commands/password-login.ts';
 import { registerHuman } from '../src/commands/register-human.ts';
 import type { OrgSettings } from '../src/commands/setup-org.ts';
 import { validator } from '../src/admin/validate.ts';
@@ -33,6 +35,11 @@ export interface InteractionDeps {
   csrfKey: Buffer;
   sessionLifetime: number;
   metrics?: Metrics;
+  /** Counts wrong passwords and unknown login names per client address. */
+  throttle?: AuthThrottle;
+  /** Tells every node's user cache that a user was locked or unlocked. */
+  /** Tells every node's caches that users changed (a login locked or unlocked one). */
+  announce?: Announce;
 }
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
@@ -66,8 +73,8 @@ function epochNow(): number {
 }
 
 /**
- * The login UI (SPEC 2.2): login name, password, account picker and
- * registration pages for the engine's interactions.
+ * The login UI (docs/oidc.md, Browser sign-in): login name, password,
+ * account picker and registration pages for the engine's interactions.
  */
 export function interactionRoutes(deps: InteractionDeps): Router {
   // One spelling of each page: matched as written, so a path in another
@@ -236,14 +243,24 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   router.post('/:uid/password', async (ctx) => {
     const loaded = await load(ctx);
     if (!checkCsrf(ctx, loaded)) return;
+    const address = deps.throttle?.addressOf(ctx.req);
+    const wait = address === undefined ? undefined : deps.throttle!.retryAfter(address);
+    if (wait !== undefined) {
+      ctx.set('Retry-After', String(wait));
+      return render(ctx, messagePage(loaded.page.lang, loaded.page.t, translate(loaded.page.t, 'tooManyAttempts', { seconds: wait })), 429);
+    }
     const name = text(form(ctx).loginName, 500).trim();
     const password = text(form(ctx).password);
-    const accountId = name && password ? await authenticatePassword(deps.db, name, password) : undefined;
-    if (!accountId) {
-      deps.log.info({ requestId: ctx.state.requestId, event: 'login_failed' }, 'login failed');
+    const outcome = name && password ? await passwordLogin(deps.db, name, password, () => deps.announce?.('users')) : { result: 'wrong' as const };
+    if (outcome.result !== 'signed-in') {
+      if (address !== undefined) await deps.throttle!.failed(address);
+      deps.log.info({ requestId: ctx.state.requestId, event: 'login_failed', locked: outcome.result === 'locked' }, 'login failed');
       deps.metrics?.logins.inc({ result: 'failure' });
-      return render(ctx, passwordPage(loaded.page, { loginName: name, error: loaded.page.t.wrongCredentials }));
+      // While locked, the same answer whatever the password: no oracle.
+      const error = outcome.result === 'locked' ? loaded.page.t.accountLocked : loaded.page.t.wrongCredentials;
+      return render(ctx, passwordPage(loaded.page, { loginName: name, error }));
     }
+    const accountId = outcome.userId;
     deps.log.info({ requestId: ctx.state.requestId, event: 'login_succeeded', accountId }, 'login succeeded');
     deps.metrics?.logins.inc({ result: 'success' });
     await finishLogin(ctx, loaded, accountId);

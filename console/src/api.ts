@@ -14,11 +14,6 @@ export class ApiError extends Error {
     this.status = status;
     this.violations = violations;
   }
-
-  /** A 404 for the path itself: this server has no such call (an older version). */
-  get missingCall(): boolean {
-    return this.status === 404 && this.message.startsWith('no API call');
-  }
 }
 
 export interface Api {
@@ -31,7 +26,13 @@ export interface Page<T> {
 }
 
 /** One page of a search call, remembering where it starts: a page shown while the next loads keeps its own numbers. */
-export async function searchPage<T>(api: Api, path: string, offset: number, limit: number, body: { asc?: boolean; queries?: object[] } = {}): Promise<Page<T> & { offset: number }> {
+export async function searchPage<T>(
+  api: Api,
+  path: string,
+  offset: number,
+  limit: number,
+  body: { asc?: boolean; queries?: object[] } = {},
+): Promise<Page<T> & { offset: number }> {
   const page = await api.call<Page<T>>('POST', path, { query: { offset: String(offset), limit, asc: body.asc ?? true }, queries: body.queries ?? [] });
   return { ...page, offset };
 }

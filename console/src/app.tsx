@@ -4,7 +4,7 @@ import { signOut, startSignIn, forgetSession, type Session } from './auth.ts';
 import type { ConsoleConfig } from './config.ts';
 import { ConsoleContext, Loading, Select } from './components.tsx';
 import { t, type MessageKey } from './i18n.ts';
-import { href, onLinkClick, useRoute } from './router.ts';
+import { href, useRoute } from './router.ts';
 import { UserPage, UsersPage } from './pages/users.tsx';
 import { ProjectPage, ProjectsPage } from './pages/projects.tsx';
 import { AppPage, AppsPage } from './pages/apps.tsx';
@@ -98,7 +98,7 @@ export function App({ config, session }: { config: ConsoleConfig; session: Sessi
           {t('signOut')}
         </button>
       </header>
-      <nav aria-label={t('navLabel')} onClick={onLinkClick}>
+      <nav aria-label={t('navLabel')}>
         <ul>
           {NAV.filter((item) => iamOwner || !item.instance).map((item) => (
             <li key={item.path}>
@@ -109,7 +109,7 @@ export function App({ config, session }: { config: ConsoleConfig; session: Sessi
           ))}
         </ul>
       </nav>
-      <main id="main" tabIndex={-1} onClick={onLinkClick} key={`${orgId}${path}`}>
+      <main id="main" tabIndex={-1} key={`${orgId}${path}`}>
         {pageFor(path, iamOwner)}
       </main>
     </ConsoleContext.Provider>

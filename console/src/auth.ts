@@ -65,7 +65,13 @@ export async function completeSignIn(config: ConsoleConfig, search: URLSearchPar
   const response = await fetch(config.tokenEndpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code: search.get('code') ?? '', redirect_uri: config.redirectUri, client_id: config.clientId, code_verifier: pending.verifier }),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: search.get('code') ?? '',
+      redirect_uri: config.redirectUri,
+      client_id: config.clientId,
+      code_verifier: pending.verifier,
+    }),
   });
   const tokens = (await response.json()) as { access_token?: string; id_token?: string; expires_in?: number; error_description?: string; error?: string };
   if (!response.ok || !tokens.access_token) throw new Error(tokens.error_description ?? tokens.error ?? `token endpoint answered ${response.status}`);
@@ -91,6 +97,10 @@ export function forgetSession(): void {
 
 export function signOut(config: ConsoleConfig, session: Session): void {
   forgetSession();
-  const params = new URLSearchParams({ client_id: config.clientId, post_logout_redirect_uri: config.postLogoutRedirectUri, ...(session.idToken ? { id_token_hint: session.idToken } : {}) });
+  const params = new URLSearchParams({
+    client_id: config.clientId,
+    post_logout_redirect_uri: config.postLogoutRedirectUri,
+    ...(session.idToken ? { id_token_hint: session.idToken } : {}),
+  });
   location.assign(`${config.endSessionEndpoint}?${params}`);
 }

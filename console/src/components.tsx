@@ -59,13 +59,19 @@ export function Heading({ children }: { children: ComponentChildren }) {
 export function Status({ ok, error }: { ok?: string; error?: unknown }) {
   return (
     <div role="status" class={error ? 'status error' : ok ? 'status ok' : 'status'}>
-      {error ? message(error) : ok ?? ''}
+      {error ? message(error) : (ok ?? '')}
     </div>
   );
 }
 
 export function Loading({ error }: { error?: unknown }) {
-  return error ? <p class="status error" role="alert">{message(error)}</p> : <p role="status">{t('loading')}</p>;
+  return error ? (
+    <p class="status error" role="alert">
+      {message(error)}
+    </p>
+  ) : (
+    <p role="status">{t('loading')}</p>
+  );
 }
 
 let nextId = 0;
@@ -91,7 +97,19 @@ interface FieldProps {
 }
 
 /** A labelled input whose help and API errors are tied to it (aria-describedby). */
-export function Field({ label, name, value, onInput, type = 'text', required, help, violations = [], fields = [name], multiline, autocomplete = 'off' }: FieldProps) {
+export function Field({
+  label,
+  name,
+  value,
+  onInput,
+  type = 'text',
+  required,
+  help,
+  violations = [],
+  fields = [name],
+  multiline,
+  autocomplete = 'off',
+}: FieldProps) {
   const id = useId(name);
   const problems = violations.filter((v) => fields.includes(v.field));
   const described = [help ? `${id}-help` : '', problems.length ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
@@ -129,7 +147,17 @@ export function Check({ label, checked, onChange, disabled }: { label: string; c
   );
 }
 
-export function Select({ label, value, options, onChange }: { label: string; value: string; options: Array<[string, string]>; onChange: (value: string) => void }) {
+export function Select({
+  label,
+  value,
+  options,
+  onChange,
+}: {
+  label: string;
+  value: string;
+  options: Array<[string, string]>;
+  onChange: (value: string) => void;
+}) {
   const id = useId('select');
   return (
     <div class="field">
@@ -179,11 +207,17 @@ export function SecretOnce({ label, value, fileName }: { label: string; value: s
     <section class="secret" aria-labelledby={`${id}-label`}>
       <h3 id={`${id}-label`}>{label}</h3>
       <p>{t('shownOnce')}</p>
-      <pre tabIndex={0} data-secret={label}>
-        {value}
-      </pre>
+      <pre data-secret={label}>{value}</pre>
       <div class="actions">
-        <button type="button" onClick={() => navigator.clipboard?.writeText(value).then(() => setCopied(true), () => setCopied(false))}>
+        <button
+          type="button"
+          onClick={() =>
+            navigator.clipboard?.writeText(value).then(
+              () => setCopied(true),
+              () => setCopied(false),
+            )
+          }
+        >
           {t('copy')}
         </button>
         <a class="button" href={url} download={fileName}>
@@ -218,5 +252,13 @@ export function useSubmit<T>(action: () => Promise<T>, onDone?: (result: T) => v
   return { submit, busy, error, violations };
 }
 
-export const lines = (text: string) => text.split('\n').map((s) => s.trim()).filter(Boolean);
-export const commaList = (text: string) => text.split(',').map((s) => s.trim()).filter(Boolean);
+export const lines = (text: string) =>
+  text
+    .split('\n')
+    .map((s) => s.trim())
+    .filter(Boolean);
+export const commaList = (text: string) =>
+  text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);

@@ -3,7 +3,7 @@ import { App } from './app.tsx';
 import { completeSignIn, currentSession, startSignIn } from './auth.ts';
 import { readConfig } from './config.ts';
 import { language, t } from './i18n.ts';
-import { setBase } from './router.ts';
+import { onLinkClick, setBase } from './router.ts';
 import './style.css';
 
 // Start: finish a sign-in coming back from the login, or start one, then
@@ -12,6 +12,8 @@ import './style.css';
 const config = readConfig(document.body);
 setBase(config.base);
 document.documentElement.lang = language;
+// In-console links change the page without reloading it (keyboard activation of a link is a click too).
+document.addEventListener('click', onLinkClick);
 const root = document.getElementById('console')!;
 
 function show(): void {

@@ -51,6 +51,8 @@ export function useRoute(): string {
 export function onLinkClick(event: MouseEvent): void {
   const anchor = (event.target as Element).closest('a');
   if (!anchor || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  // A link within the page (the skip link) moves the focus as the browser does it.
+  if (anchor.getAttribute('href')?.startsWith('#')) return;
   const url = new URL(anchor.href, location.href);
   if (url.origin !== location.origin || !url.pathname.startsWith(base) || anchor.hasAttribute('download')) return;
   event.preventDefault();

@@ -1,7 +1,8 @@
 import Router from '@koa/router';
 import type { Principal } from '../domain/roles.ts';
 import type { AppSettings } from '../domain/apps.ts';
-import { addOidcAppKey, changeOidcApp, createOidcApp, getOidcApp, removeOidcApp, type AppDeps } from '../commands/apps.ts';
+import { addOidcAppKey, changeOidcApp, createOidcApp, removeOidcApp, type AppDeps } from '../commands/apps.ts';
+import { getOidcApp } from '../queries/apps.ts';
 import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
 import { appKeySchema, changeAppSchema, createAppSchema } from './app-schemas.ts';
@@ -10,7 +11,7 @@ const parseCreate = validator<Partial<AppSettings> & { name: string }>(createApp
 const parseChange = validator<Partial<AppSettings>>(changeAppSchema);
 const parseKey = validator<{ type: 'KEY_TYPE_JSON'; expirationDate?: string }>(appKeySchema);
 
-/** OIDC apps of a project: the engine's clients (SPEC 3.2). */
+/** OIDC apps of a project: the engine's clients (docs/api/projects-apps.md). */
 export function appRoutes(deps: AppDeps): Router {
   const router = new Router({ prefix: '/management/v1/projects/:projectId/apps' });
   const principal = (ctx: { state: Record<string, unknown> }) => ctx.state.principal as Principal;
@@ -19,7 +20,7 @@ export function appRoutes(deps: AppDeps): Router {
     ctx.body = await createOidcApp(deps, principal(ctx), await actingOrgId(ctx, deps.db), ctx.params.projectId!, input);
   });
   router.get('/:appId', async (ctx) => {
-    ctx.body = { app: await getOidcApp(deps, principal(ctx), await actingOrgId(ctx, deps.db), ctx.params.projectId!, ctx.params.appId!) };
+    ctx.body = { app: await getOidcApp(deps.db, principal(ctx), await actingOrgId(ctx, deps.db), ctx.params.projectId!, ctx.params.appId!) };
   });
   router.put('/:appId', async (ctx) => {
     const patch = parseChange(ctx.request.body);

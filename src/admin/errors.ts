@@ -1,8 +1,8 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../logger.ts';
-import { AlreadyExists, InvalidArgument, NotFound, PayloadTooLarge, PermissionDenied, Unauthenticated, Unavailable } from '../domain/errors.ts';
+import { AlreadyExists, InvalidArgument, NotFound, PayloadTooLarge, PermissionDenied, ResourceExhausted, Unauthenticated, Unavailable } from '../domain/errors.ts';
 
-/** SEED 2.7 / SPEC 3: the gRPC-gateway error body. */
+/** The gRPC-gateway error body of docs/api/README.md. */
 export interface ApiErrorBody {
   code: number;
   message: string;
@@ -26,6 +26,10 @@ export function toWire(err: unknown, requestId: string): { status: number; body:
   if (err instanceof Unauthenticated) return { status: 401, body: { code: 16, message: err.message, details: [info('UNAUTHENTICATED')] }, authenticate: true };
   if (err instanceof PermissionDenied) return { status: 403, body: { code: 7, message: err.message, details: [info('PERMISSION_DENIED')] } };
   if (err instanceof NotFound) return { status: 404, body: { code: 5, message: err.message, details: [info('NOT_FOUND')] } };
+  if (err instanceof ResourceExhausted) {
+    const details = [info('RESOURCE_EXHAUSTED'), { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${err.retryAfter}s` }];
+    return { status: 429, body: { code: 8, message: err.message, details }, retryAfter: err.retryAfter };
+  }
   if (err instanceof AlreadyExists) return { status: 409, body: { code: 6, message: err.message, details: [info('ALREADY_EXISTS')] } };
   if (err instanceof Unavailable) return { status: 503, body: { code: 14, message: err.message, details: [info('UNAVAILABLE')] }, retryAfter: err.retryAfter };
   return { status: 500, body: { code: 13, message: `internal error (request id ${requestId})`, details: [info('INTERNAL')] } };

@@ -9,7 +9,7 @@ import { instanceMemberSchema, orgMemberSchema } from './user-schemas.ts';
 const parseOrgMember = validator<MemberInput>(orgMemberSchema);
 const parseInstanceMember = validator<MemberInput>(instanceMemberSchema);
 
-/** Role memberships (SPEC 3.2): in the acting org, and on the instance. */
+/** Role memberships (docs/api/users.md, Members): in the acting org, and on the instance. */
 export function memberRoutes(db: Database): Router {
   const router = new Router();
   router.post('/management/v1/orgs/me/members', async (ctx) => {

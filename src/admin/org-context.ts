@@ -4,7 +4,7 @@ import { findOrg } from '../storage/orgs.ts';
 import { NotFound } from '../domain/errors.ts';
 import type { Principal } from '../domain/roles.ts';
 
-/** SPEC 3: the org a management call acts on: `x-service-orgid`, else the caller's own. */
+/** The org a management call acts on (docs/api/README.md): `x-service-orgid`, else the caller's own. */
 export async function actingOrgId(ctx: Context, db: Queryable): Promise<string> {
   const principal = ctx.state.principal as Principal;
   const requested = ctx.get('x-service-orgid').trim();

@@ -15,7 +15,7 @@ export function passwordRule(policy: PasswordPolicy, field: string) {
   };
 }
 
-/** `POST /admin/v1/orgs/_setup` (SPEC 3.1). */
+/** `POST /admin/v1/orgs/_setup` (docs/api/orgs.md). */
 export function orgRoutes(db: Database, settings: OrgSettings): Router {
   const password = passwordRule(settings.passwordPolicy, 'human.password');
   const parseSetupOrg = validator<SetupOrgInput>(setupOrgSchema, (body) => password(body.human?.password));

@@ -6,6 +6,8 @@ import { apiErrors } from './errors.ts';
 import { NotFound } from '../domain/errors.ts';
 import { jsonBody } from './json-body.ts';
 import { authenticate, type TokenVerifier } from './authenticate.ts';
+import { throttledAuthentication } from './throttled.ts';
+import type { AuthThrottle } from '../security/auth-throttle.ts';
 import { orgRoutes } from './orgs.ts';
 import { userRoutes } from './users.ts';
 import { memberRoutes } from './members.ts';
@@ -18,7 +20,7 @@ import { searchRoutes } from './search.ts';
 import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
-import type { ClientDirectory } from '../../adapters/clients.ts';
+import type { Announce } from '../storage/invalidation.ts';
 
 export interface AdminApiDeps {
   db: Database;
@@ -27,13 +29,12 @@ export interface AdminApiDeps {
   verifiers: TokenVerifier[];
   /** Key of the keyed digests of generated secrets. */
   secretKey: Buffer;
-  clients: ClientDirectory;
-  /** Tells every node's user cache that users changed. */
-  usersChanged: () => void;
-  /** Tells every node's feature cache that a flag changed. */
-  featuresChanged: () => void;
+  /** Commands tell every node's caches what they changed. */
+  announce: Announce;
   engine: EngineHolder;
   signingKeys: SigningKeyAdmin;
+  /** Counts unknown or invalid bearer tokens per client address. */
+  throttle: AuthThrottle;
 }
 
 const API_PREFIXES = ['/admin/v1', '/management/v1', '/v2'];
@@ -48,25 +49,15 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
 };
 
 /**
- * The admin and management REST API (SPEC 3): errors in one format, JSON
- * bodies, bearer authentication, then the resource routes.
+ * The admin and management REST API (docs/api/README.md): errors in one
+ * format, JSON bodies, bearer authentication, then the resource routes.
  */
-export function adminRouter({ db, log, settings, verifiers, secretKey, clients, usersChanged, featuresChanged, engine, signingKeys }: AdminApiDeps): Router {
-  const resources = [searchRoutes(db), orgRoutes(db, settings), userRoutes(db, settings, secretKey), memberRoutes(db), featureRoutes(db, featuresChanged), projectRoutes(db), appRoutes({ db, engine, clients, secretKey }), signingKeyRoutes(db, signingKeys), policyRoutes(db, [LOCKOUT_POLICY, LOGIN_POLICY])];
+export function adminRouter({ db, log, settings, verifiers, secretKey, announce, engine, signingKeys, throttle }: AdminApiDeps): Router {
+  const resources = [searchRoutes(db), orgRoutes(db, settings), userRoutes(db, announce, settings, secretKey), memberRoutes(db), featureRoutes(db, announce), projectRoutes(db), appRoutes({ db, engine, announce, secretKey }), signingKeyRoutes(db, signingKeys), policyRoutes(db, [LOCKOUT_POLICY, LOGIN_POLICY])];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us
   // read a megabyte.
-  router.use(API_PREFIXES, apiErrors(log), authenticate(db, verifiers), ...jsonBody());
-  // Users are cached for the token endpoints, and machine users are engine
-  // clients too: a changed secret or removed user must not linger in any
-  // node's caches.
-  router.use('/management/v1/users', async (ctx, next) => {
-    await next();
-    if (ctx.method !== 'GET' && ctx.status < 300 && !ctx.path.endsWith('/_search')) {
-      clients.clear();
-      usersChanged();
-    }
-  });
+  router.use(API_PREFIXES, apiErrors(log), throttledAuthentication(authenticate(db, verifiers), throttle), ...jsonBody());
   for (const resource of resources) {
     // A handler of its own per name: the router runs one handler function
     // once per request, so a shared one would check only the first id.

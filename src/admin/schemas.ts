@@ -2,7 +2,8 @@ import { GENDERS } from '../domain/users.ts';
 import { MAX_PASSWORD_LENGTH } from '../domain/password-policy.ts';
 import { ORG_ROLES } from '../domain/roles.ts';
 
-// JSON Schemas of the request bodies: the limits of SEED 2.5 and 8. Each
+// JSON Schemas of the request bodies: the limits of docs/api/orgs.md and
+// docs/api/users.md. Each
 // `description` is the message a caller sees when a pattern or format fails.
 
 const required200 = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S', description: 'must not be blank' };

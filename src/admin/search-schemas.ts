@@ -60,7 +60,9 @@ function searchSchema(forms: Record<string, object>) {
 /** `limit` as a string escapes the schema's maximum. */
 export function limitRule(body: { query?: { limit?: unknown } }): FieldViolation[] {
   const limit = body.query?.limit;
-  return typeof limit === 'string' && /^[0-9]+$/.test(limit) && Number(limit) > MAX_LIMIT ? [{ field: 'query.limit', description: `must be at most ${MAX_LIMIT}` }] : [];
+  return typeof limit === 'string' && /^[0-9]+$/.test(limit) && Number(limit) > MAX_LIMIT
+    ? [{ field: 'query.limit', description: `must be at most ${MAX_LIMIT}` }]
+    : [];
 }
 
 export const userSearchSchema = searchSchema({
@@ -85,5 +87,11 @@ export const eventSearchSchema = searchSchema({
     properties: { types: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 200 } } },
   },
   aggregateIdQuery: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } },
-  creationDateQuery: { type: 'object', additionalProperties: false, minProperties: 1, properties: { from: DATE, to: DATE }, description: 'must hold from, to or both' },
+  creationDateQuery: {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: { from: DATE, to: DATE },
+    description: 'must hold from, to or both',
+  },
 });

@@ -2,7 +2,18 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Database } from '../storage/database.ts';
 import type { Principal } from '../domain/roles.ts';
-import { searchApps, searchEvents, searchOrgs, searchProjects, searchUsers, type EventQuery, type NameQuery, type OrgQuery, type SearchRequest, type UserQuery } from '../queries/search.ts';
+import {
+  searchApps,
+  searchEvents,
+  searchOrgs,
+  searchProjects,
+  searchUsers,
+  type EventQuery,
+  type NameQuery,
+  type OrgQuery,
+  type SearchRequest,
+  type UserQuery,
+} from '../queries/search.ts';
 import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
 import { eventSearchSchema, limitRule, nameSearchSchema, orgSearchSchema, userSearchSchema } from './search-schemas.ts';

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Database } from '../storage/database.ts';
 import { PermissionDenied } from '../domain/errors.ts';
 import { hasInstanceRole, type Principal } from '../domain/roles.ts';
-import { listSigningKeys } from '../keys/rotation.ts';
+import { listSigningKeys } from '../queries/signing-keys.ts';
 import { rotateSigningKeys, type KeyRotationSettings } from '../commands/rotate-signing-keys.ts';
 
 export interface SigningKeyAdmin extends KeyRotationSettings {
@@ -11,7 +11,7 @@ export interface SigningKeyAdmin extends KeyRotationSettings {
   refresh(): Promise<void>;
 }
 
-/** `GET /admin/v1/signing_keys`, `POST /admin/v1/signing_keys/_rotate` (SPEC 3.2); IAM_OWNER. */
+/** `GET /admin/v1/signing_keys`, `POST /admin/v1/signing_keys/_rotate` (docs/api/signing-keys.md); IAM_OWNER. */
 export function signingKeyRoutes(db: Database, keys: SigningKeyAdmin): Router {
   const router = new Router({ prefix: '/admin/v1/signing_keys' });
   router.get('/', async (ctx) => {

@@ -2,7 +2,8 @@ import { ACCESS_TOKEN_TYPES } from '../commands/add-machine.ts';
 import { INSTANCE_ROLES, ORG_ROLES } from '../domain/roles.ts';
 import type { FieldViolation } from '../domain/errors.ts';
 
-// JSON Schemas of the user, member and feature calls (SPEC 3.2). As in
+// JSON Schemas of the user, member and feature calls (docs/api/users.md,
+// docs/api/features.md). As in
 // schemas.ts, each `description` is what a caller reads when a pattern or
 // format fails. A date in the future is an extra rule of the validator (see
 // `futureDate`); what needs the database or a key parser (role keys of a

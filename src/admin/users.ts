@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Database } from '../storage/database.ts';
+import type { Announce } from '../storage/invalidation.ts';
 import type { Principal } from '../domain/roles.ts';
 import { getUser, listMachineKeys, listPersonalAccessTokens, listUserGrants } from '../queries/get-user.ts';
 import type { HumanInput, OrgSettings } from '../commands/setup-org.ts';
@@ -17,6 +18,7 @@ import {
   type AddPatInput,
 } from '../commands/machine-credentials.ts';
 import { removeUser } from '../commands/remove-user.ts';
+import { unlockUser } from '../commands/unlock-user.ts';
 import { addUserGrant, type UserGrantInput } from '../commands/user-grants.ts';
 import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
@@ -34,11 +36,11 @@ const parseGrant = validator<UserGrantInput>(userGrantSchema);
 const principal = (ctx: Context) => ctx.state.principal as Principal;
 
 /**
- * Users of the acting org (SPEC 3.2): humans and machines, a machine's keys,
- * client secret and PATs, removal, and project grants. `secretKey` keys the
- * digests of the secrets handed out here.
+ * Users of the acting org (docs/api/users.md): humans and machines, a
+ * machine's keys, client secret and PATs, removal, and project grants.
+ * `secretKey` keys the digests of the secrets handed out here.
  */
-export function userRoutes(db: Database, settings: OrgSettings, secretKey: Buffer): Router {
+export function userRoutes(db: Database, announce: Announce, settings: OrgSettings, secretKey: Buffer): Router {
   const password = passwordRule(settings.passwordPolicy, 'password');
   const parseHuman = validator<HumanInput>(humanSchema, (body) => password(body.password));
   const router = new Router({ prefix: '/management/v1/users' });
@@ -56,7 +58,11 @@ export function userRoutes(db: Database, settings: OrgSettings, secretKey: Buffe
     ctx.body = { user: await getUser(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!) };
   });
   router.delete('/:userId', async (ctx) => {
-    ctx.body = await removeUser(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+    ctx.body = await removeUser(db, announce, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+  router.post('/:userId/_unlock', async (ctx) => {
+    parseEmpty(ctx.request.body ?? {});
+    ctx.body = await unlockUser(db, announce, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
   });
 
   router.post('/:userId/keys', async (ctx) => {
@@ -72,10 +78,10 @@ export function userRoutes(db: Database, settings: OrgSettings, secretKey: Buffe
 
   router.put('/:userId/secret', async (ctx) => {
     parseEmpty(ctx.request.body ?? {});
-    ctx.body = await issueMachineSecret(db, secretKey, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+    ctx.body = await issueMachineSecret(db, announce, secretKey, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
   });
   router.delete('/:userId/secret', async (ctx) => {
-    ctx.body = await revokeMachineSecret(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+    ctx.body = await revokeMachineSecret(db, announce, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
   });
 
   router.post('/:userId/pats', async (ctx) => {

@@ -9,7 +9,7 @@ import type { AddUserResult } from './add-human.ts';
 
 export const ACCESS_TOKEN_TYPES = ['ACCESS_TOKEN_TYPE_BEARER', 'ACCESS_TOKEN_TYPE_JWT'] as const;
 
-/** A machine user as the API describes it (SPEC 3.2), already schema-valid. */
+/** A machine user as the API describes it (docs/api/users.md), already schema-valid. */
 export interface MachineInput {
   userName: string;
   name: string;

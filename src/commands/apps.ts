@@ -1,35 +1,23 @@
 import type { Database, Queryable } from '../storage/database.ts';
-import { beginWrite, readDetails, writeDetails, type WriteDetails } from '../storage/event-log.ts';
-import { addApp, addAppKey, changeApp, findApp, removeApp, settingsOf, type AppRow } from '../storage/apps.ts';
+import { beginWrite, writeDetails } from '../storage/event-log.ts';
+import { addApp, addAppKey, changeApp, removeApp, settingsOf, type AppRow } from '../storage/apps.ts';
 import { APP_DEFAULTS, appViolations, needsSecret, toClientMetadata, type AppSettings } from '../domain/apps.ts';
-import { InvalidArgument, NotFound, PermissionDenied, fieldError } from '../domain/errors.ts';
+import { InvalidArgument, PermissionDenied, fieldError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { apiAccessProblem, hasInstanceRole, type Principal } from '../domain/roles.ts';
 import { findInstance } from '../storage/instance.ts';
 import { generateSecret, secretDigest } from '../security/secrets.ts';
 import { generateMachineKeyPair } from '../security/machine-keys.ts';
-import { ENGINE_GRANT_TYPES } from '../engine/configuration.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
-import type { ClientDirectory } from '../../adapters/clients.ts';
-import { projectOfOrg, requireOrgOwner } from './projects.ts';
+import type { Announce } from '../storage/invalidation.ts';
+import { projectOfOrg, requireOrgOwner } from '../queries/projects.ts';
+import { appOfProject } from '../queries/apps.ts';
 
 export interface AppDeps {
   db: Database;
   engine: EngineHolder;
-  clients: ClientDirectory;
+  announce: Announce;
   secretKey: Buffer;
-}
-
-/** SPEC 3.2 view of an app: its settings and ids, never its secret. */
-export interface AppView extends AppSettings {
-  appId: string;
-  projectId: string;
-  clientId: string;
-  details: WriteDetails;
-}
-
-export function toView(row: AppRow): AppView {
-  return { appId: row.id, projectId: row.project_id, clientId: row.client_id, ...settingsOf(row), details: readDetails(row, row.org_id) };
 }
 
 const ENGINE_FIELD: Array<[RegExp, string]> = [
@@ -47,10 +35,7 @@ const ENGINE_FIELD: Array<[RegExp, string]> = [
 async function checkSettings(deps: AppDeps, settings: AppSettings, clientId: string): Promise<void> {
   const violations = appViolations(settings);
   if (violations.length) throw new InvalidArgument(`invalid app: ${violations.map((v) => `${v.field} ${v.description}`).join('; ')}`, violations);
-  const metadata = toClientMetadata(
-    { clientId, projectId: 'check', orgId: 'check', settings, secretDigest: needsSecret(settings.authMethodType) ? 'check' : null, publicKeys: [], apiAccess: false },
-    ENGINE_GRANT_TYPES,
-  );
+  const metadata = toClientMetadata({ clientId, projectId: 'check', orgId: 'check', settings, secretDigest: needsSecret(settings.authMethodType) ? 'check' : null, publicKeys: [], apiAccess: false });
   try {
     await deps.engine.provider.Client.validate(metadata as never);
   } catch (err) {
@@ -77,13 +62,6 @@ function assertMayChangeApiApp(actor: Principal, app: AppRow): void {
   if (app.iam_api_access && !hasInstanceRole(actor, 'IAM_OWNER')) throw new PermissionDenied('only an instance owner (IAM_OWNER) may change an app with iamApiAccess');
 }
 
-async function appOfProject(db: Queryable, orgId: string, projectId: string, appId: string): Promise<AppRow> {
-  await projectOfOrg(db, orgId, projectId);
-  const app = await findApp(db, appId);
-  if (!app || app.project_id !== projectId) throw new NotFound('app not found');
-  return app;
-}
-
 export async function createOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, input: Partial<AppSettings> & { name: string }) {
   requireOrgOwner(actor, orgId);
   await projectOfOrg(deps.db, orgId, projectId);
@@ -100,7 +78,7 @@ export async function createOidcApp(deps: AppDeps, actor: Principal, orgId: stri
     await addApp(write, { id: appId, projectId, orgId, clientId, settings, secretDigest: clientSecret ? secretDigest(deps.secretKey, clientSecret) : null });
     return writeDetails(write, orgId);
   });
-  deps.clients.invalidate(clientId);
+  deps.announce('clients');
   return { appId, clientId, ...(clientSecret ? { clientSecret } : {}), details };
 }
 
@@ -123,7 +101,7 @@ export async function changeOidcApp(deps: AppDeps, actor: Principal, orgId: stri
     await changeApp(write, { id: appId, projectId, orgId, settings, ...(clientSecret ? { secretDigest: secretDigest(deps.secretKey, clientSecret) } : {}) });
     return { clientId: app.client_id, clientSecret, details: writeDetails(write, orgId) };
   });
-  deps.clients.invalidate(clientId);
+  deps.announce('clients');
   return { ...(clientSecret ? { clientSecret } : {}), details };
 }
 
@@ -136,16 +114,11 @@ export async function removeOidcApp(deps: AppDeps, actor: Principal, orgId: stri
     await removeApp(write, { id: appId, projectId, orgId });
     return { clientId: app.client_id, details: writeDetails(write, orgId) };
   });
-  deps.clients.invalidate(clientId);
+  deps.announce('clients');
   return { details };
 }
 
-export async function getOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string): Promise<AppView> {
-  requireOrgOwner(actor, orgId);
-  return toView(await appOfProject(deps.db, orgId, projectId, appId));
-}
-
-/** SPEC 2.3: a key pair for private_key_jwt; the private key is returned once in the key file. */
+/** A key pair for private_key_jwt (docs/api/projects-apps.md); the private key is returned once in the key file. */
 export async function addOidcAppKey(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string, input: { expirationDate?: string }) {
   requireOrgOwner(actor, orgId);
   const expiresAt = input.expirationDate ? new Date(input.expirationDate) : null;
@@ -161,7 +134,7 @@ export async function addOidcAppKey(deps: AppDeps, actor: Principal, orgId: stri
     await addAppKey(write, { id: keyId, appId, projectId, orgId, publicJwk, expiresAt });
     return { clientId: app.client_id, details: writeDetails(write, orgId) };
   });
-  deps.clients.invalidate(clientId);
+  deps.announce('clients');
   const keyFile = JSON.stringify({ type: 'application', keyId, key: privatePem, appId, clientId });
   return { id: keyId, keyDetails: Buffer.from(keyFile).toString('base64'), ...(expiresAt ? { expirationDate: expiresAt.toISOString() } : {}), details };
 }

@@ -36,12 +36,13 @@ function writeSecretFile(path: string, content: string): void {
 }
 
 /**
- * SPEC 3.3: on an empty database, the instance, its first org, an admin human
- * and an admin machine user (both IAM_OWNER), the machine user's PAT and JSON
- * key. Serialised by an advisory lock, so nodes starting together create it
- * once; returns undefined when the instance already exists. The credential
- * files are written before the transaction commits: if they cannot be
- * written, nothing is created and the next start tries again.
+ * docs/operations.md, First start: on an empty database, the instance, its
+ * first org, an admin human and an admin machine user (both IAM_OWNER), the
+ * machine user's PAT and JSON key. Serialised by an advisory lock, so nodes
+ * starting together create it once; returns undefined when the instance
+ * already exists. The credential files are written before the transaction
+ * commits: if they cannot be written, nothing is created and the next start
+ * tries again.
  */
 export async function firstStart(db: Database, settings: FirstStartSettings): Promise<FirstStartResult | undefined> {
   return db.transaction(async (tx) => {

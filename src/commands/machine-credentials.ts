@@ -1,3 +1,4 @@
+import type { Announce } from '../storage/invalidation.ts';
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
 import type { Database, Queryable } from '../storage/database.ts';
@@ -21,9 +22,9 @@ import { assertHoldsEveryRoleOf, assertMachine, assertMayManageUsers, managedUse
 import { generateSecret, secretDigest } from '../security/secrets.ts';
 import { generateMachineKeyPair, serviceAccountKeyFile } from '../security/machine-keys.ts';
 
-// Credentials of machine users (SPEC 3.2): JSON keys for the JWT profile
-// grant, the client secret for client_credentials, personal access tokens.
-// Each secret is returned once, in the response that creates it.
+// Credentials of machine users (docs/api/users.md): JSON keys for the JWT
+// profile grant, the client secret for client_credentials, personal access
+// tokens. Each secret is returned once, in the response that creates it.
 
 export interface AddKeyInput {
   type: 'KEY_TYPE_JSON';
@@ -34,7 +35,7 @@ export interface AddKeyInput {
 
 export interface AddKeyResult {
   keyId: string;
-  /** Base64 of the SPEC 2.3 key file; only when the service generated the key pair. */
+  /** Base64 of the key file of docs/api/users.md; only when the service generated the key pair. */
   keyDetails?: string;
   details: WriteDetails;
 }
@@ -116,27 +117,32 @@ export async function revokeMachineKey(db: Database, actor: Principal, orgId: st
 }
 
 /** `PUT /management/v1/users/{userId}/secret`: a new client secret; the previous one stops working. */
-export async function issueMachineSecret(db: Database, secretKey: Buffer, actor: Principal, orgId: string, userId: string): Promise<{ clientId: string; clientSecret: string; details: WriteDetails }> {
+export async function issueMachineSecret(db: Database, announce: Announce, secretKey: Buffer, actor: Principal, orgId: string, userId: string): Promise<{ clientId: string; clientSecret: string; details: WriteDetails }> {
   assertMayManageUsers(actor, orgId);
   const clientSecret = generateSecret();
-  return db.transaction(async (tx) => {
+  const result = await db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     const user = await machineToManage(tx, actor, orgId, userId, 'client secrets');
     await setMachineSecret(write, { userId: user.id, orgId, digest: secretDigest(secretKey, clientSecret) });
     return { clientId: user.user_name, clientSecret, details: writeDetails(write, orgId) };
   });
+  // The machine user's engine client carries the secret's digest.
+  announce('clients');
+  return result;
 }
 
 /** `DELETE /management/v1/users/{userId}/secret`. */
-export async function revokeMachineSecret(db: Database, actor: Principal, orgId: string, userId: string): Promise<{ details: WriteDetails }> {
+export async function revokeMachineSecret(db: Database, announce: Announce, actor: Principal, orgId: string, userId: string): Promise<{ details: WriteDetails }> {
   assertMayManageUsers(actor, orgId);
-  return db.transaction(async (tx) => {
+  const result = await db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     const user = await machineToManage(tx, actor, orgId, userId, 'client secrets');
     if (!(await hasMachineSecret(tx, user.id))) throw new NotFound('the user has no client secret');
     await removeMachineSecret(write, { userId: user.id, orgId });
     return { details: writeDetails(write, orgId) };
   });
+  announce('clients');
+  return result;
 }
 
 /** `POST /management/v1/users/{userId}/pats`: the token is returned once; only its digest is kept. */

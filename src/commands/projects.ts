@@ -1,21 +1,10 @@
-import type { Database, Queryable } from '../storage/database.ts';
+import type { Database } from '../storage/database.ts';
 import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
-import { addProject, addProjectRole, findProject, projectRoleExists, type ProjectRow } from '../storage/projects.ts';
-import { AlreadyExists, NotFound, PermissionDenied } from '../domain/errors.ts';
+import { addProject, addProjectRole, projectRoleExists } from '../storage/projects.ts';
+import { projectOfOrg, requireOrgOwner } from '../queries/projects.ts';
+import { AlreadyExists } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import { mayActInOrg, type Principal } from '../domain/roles.ts';
-
-/** Projects and their apps are the org owner's business. */
-export function requireOrgOwner(actor: Principal, orgId: string): void {
-  if (!mayActInOrg(actor, orgId, 'ORG_OWNER')) throw new PermissionDenied('managing projects and apps requires ORG_OWNER');
-}
-
-/** A project of the acting org; projects of other orgs are "not found" there. */
-export async function projectOfOrg(db: Queryable, orgId: string, projectId: string): Promise<ProjectRow> {
-  const project = await findProject(db, projectId);
-  if (!project || project.org_id !== orgId) throw new NotFound('project not found');
-  return project;
-}
+import { type Principal } from '../domain/roles.ts';
 
 export async function createProject(db: Database, actor: Principal, orgId: string, input: { name: string }): Promise<{ id: string; details: WriteDetails }> {
   requireOrgOwner(actor, orgId);

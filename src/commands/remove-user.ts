@@ -1,4 +1,5 @@
 import type { Database } from '../storage/database.ts';
+import type { Announce } from '../storage/invalidation.ts';
 import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
 import { removeUser as deleteUser } from '../storage/users.ts';
 import { InvalidArgument } from '../domain/errors.ts';
@@ -10,14 +11,18 @@ import { assertHoldsEveryRoleOf, assertMayManageUsers, managedUser } from '../qu
  * keys, client secret, memberships and grants; its credentials fail at once.
  * Nobody removes itself (that would lock out the last admin by accident).
  */
-export async function removeUser(db: Database, actor: Principal, orgId: string, userId: string): Promise<{ details: WriteDetails }> {
+export async function removeUser(db: Database, announce: Announce, actor: Principal, orgId: string, userId: string): Promise<{ details: WriteDetails }> {
   assertMayManageUsers(actor, orgId);
   if (userId === actor.userId) throw new InvalidArgument('a user cannot remove itself');
-  return db.transaction(async (tx) => {
+  const result = await db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     const user = await managedUser(tx, actor, orgId, userId);
     await assertHoldsEveryRoleOf(tx, actor, user);
     await deleteUser(write, { id: user.id, orgId, userName: user.user_name });
     return { details: writeDetails(write, orgId) };
   });
+  // Token paths read users from a cache, and a machine user is an engine client too.
+  announce('users');
+  announce('clients');
+  return result;
 }

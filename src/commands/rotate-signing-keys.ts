@@ -11,7 +11,7 @@ export interface KeyRotationSettings {
   interval: number;
 }
 
-/** On-demand rotation (SEED 4.7): the published next key signs from now on; logged as an event. */
+/** On-demand rotation (docs/api/signing-keys.md): the published next key signs from now on; logged as an event. */
 export async function rotateSigningKeys(db: Database, settings: KeyRotationSettings, actor: Principal): Promise<{ details: WriteDetails }> {
   if (!hasInstanceRole(actor, 'IAM_OWNER')) throw new PermissionDenied('rotating signing keys requires IAM_OWNER');
   return db.transaction(async (tx) => {

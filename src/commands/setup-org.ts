@@ -11,7 +11,7 @@ import { hasInstanceRole, isOrgRole, type Principal } from '../domain/roles.ts';
 import { passwordPolicyViolation, type PasswordPolicy } from '../domain/password-policy.ts';
 import { hashPassword } from '../security/passwords.ts';
 
-/** A human as the API describes it (SPEC 3.1 `human`), already schema-valid. */
+/** A human as the API describes it (the `human` of docs/api/orgs.md), already schema-valid. */
 export interface HumanInput {
   userName: string;
   profile: {
@@ -81,8 +81,9 @@ function checkRoles(roles: string[] | undefined): string[] {
 }
 
 /**
- * SEED 4.8: an organization, its first (administrative) human user and that
- * user's membership, in one transaction with their events — all or nothing.
+ * `POST /admin/v1/orgs/_setup` (docs/api/orgs.md): an organization, its
+ * first (administrative) human user and that user's membership, in one
+ * transaction with their events — all or nothing.
  */
 export async function setupOrg(db: Database, settings: OrgSettings, actor: Principal | null, input: SetupOrgInput): Promise<SetupOrgResult> {
   if (actor && !hasInstanceRole(actor, 'IAM_OWNER')) throw new PermissionDenied('setting up an organization requires IAM_OWNER');

@@ -6,7 +6,7 @@ export const RESPONSE_TYPES = {
   OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN: 'id_token token',
 } as const;
 
-export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+import { TOKEN_EXCHANGE_GRANT } from './grant-types.ts';
 
 export const GRANT_TYPES = {
   OIDC_GRANT_TYPE_AUTHORIZATION_CODE: 'authorization_code',
@@ -74,9 +74,9 @@ function isLoopback(hostname: string): boolean {
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:']);
 
 /**
- * SPEC 3.2: absolute https URIs without fragment; http and localhost only
- * in dev mode or for native apps; custom schemes (and http on loopback)
- * for native apps.
+ * docs/api/projects-apps.md: absolute https URIs without fragment; http and
+ * localhost only in dev mode or for native apps; custom schemes (and http
+ * on loopback) for native apps.
  */
 function redirectUriProblem(uri: string, appType: AppType, devMode: boolean): string | undefined {
   const url = URL.parse(uri);
@@ -163,11 +163,8 @@ export interface ClientSource {
   apiAccess: boolean;
 }
 
-/**
- * The engine's client metadata for an app. Grant types the engine does not
- * (yet) serve are left out, or the engine would refuse the whole client.
- */
-export function toClientMetadata(source: ClientSource, engineGrantTypes: ReadonlySet<string>): Record<string, unknown> {
+/** The engine's client metadata for an app. */
+export function toClientMetadata(source: ClientSource): Record<string, unknown> {
   const { settings } = source;
   const metadata: Record<string, unknown> = {
     client_id: source.clientId,
@@ -175,7 +172,7 @@ export function toClientMetadata(source: ClientSource, engineGrantTypes: Readonl
     redirect_uris: settings.redirectUris,
     post_logout_redirect_uris: settings.postLogoutRedirectUris,
     response_types: settings.responseTypes.map((type) => RESPONSE_TYPES[type]),
-    grant_types: settings.grantTypes.map((type) => GRANT_TYPES[type]).filter((type) => engineGrantTypes.has(type)),
+    grant_types: settings.grantTypes.map((type) => GRANT_TYPES[type]),
     application_type: settings.appType === 'OIDC_APP_TYPE_NATIVE' ? 'native' : 'web',
     token_endpoint_auth_method: AUTH_METHODS[settings.authMethodType],
     access_token_type: ACCESS_TOKEN_TYPES[settings.accessTokenType],

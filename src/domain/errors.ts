@@ -49,6 +49,16 @@ export class PayloadTooLarge extends DomainError {
   override name = 'PayloadTooLarge';
 }
 
+/** Too many failed authentications from one client address; `retryAfter` in seconds. */
+export class ResourceExhausted extends DomainError {
+  override name = 'ResourceExhausted';
+  readonly retryAfter: number;
+  constructor(message: string, retryAfter: number) {
+    super(message);
+    this.retryAfter = retryAfter;
+  }
+}
+
 export function fieldError(field: string, description: string): InvalidArgument {
   return new InvalidArgument(`${field}: ${description}`, [{ field, description }]);
 }

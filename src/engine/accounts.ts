@@ -7,7 +7,7 @@ import { rolesOfUser } from '../storage/grants.ts';
 
 const GENDER_CLAIM: Record<string, string> = { GENDER_FEMALE: 'female', GENDER_MALE: 'male', GENDER_DIVERSE: 'diverse' };
 
-/** Every claim of a user per SPEC 2.1; the engine keeps those of the granted scopes. */
+/** Every claim of a user; the engine keeps those of the granted scopes (OIDC Core 5.4). */
 export function userClaims(user: UserRow): Record<string, unknown> {
   const [idClaim, nameClaim, domainClaim] = RESOURCE_OWNER_CLAIMS;
   const claims: Record<string, unknown> = {
@@ -43,7 +43,7 @@ function accessTokenIssuedAlongside(ctx: KoaContextWithOIDC): boolean {
 }
 
 /**
- * SEED 4.1 rule 1: an ID token issued beside an access token carries no
+ * OIDC Core 5.4: an ID token issued beside an access token carries no
  * profile, email, phone or address claims (they come from userinfo) unless
  * the app asks for them with idTokenUserinfoAssertion.
  */
@@ -60,10 +60,10 @@ interface RoleClient {
 }
 
 /**
- * SPEC 2.1 roles claim `{roleKey: {orgId: orgPrimaryDomain}}`, for the app's
- * project: when the roles scope was granted, or the app asserts roles in ID
- * tokens (idTokenRoleAssertion) or at userinfo/introspection
- * (accessTokenRoleAssertion).
+ * The roles claim `{roleKey: {orgId: orgPrimaryDomain}}`
+ * (docs/api/users.md), for the app's project: when the roles scope was
+ * granted, or the app asserts roles in ID tokens (idTokenRoleAssertion) or
+ * at userinfo/introspection (accessTokenRoleAssertion).
  */
 async function rolesClaim(db: Queryable, ctx: KoaContextWithOIDC, userId: string, use: string, scope: string): Promise<Record<string, Record<string, string>> | undefined> {
   const client = ctx.oidc.client as unknown as RoleClient | undefined;

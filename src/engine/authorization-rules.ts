@@ -1,16 +1,15 @@
 import type Provider from 'oidc-provider';
-import { ROUTES } from './routes.ts';
-import type { EngineRule } from './rules-by-endpoint.ts';
+import type { EngineRule } from './rule-dispatch.ts';
 
 /**
- * SEED 4.1 / 7.1: every authorization request is OpenID Connect, so a scope
+ * Every authorization request is OpenID Connect (docs/oidc.md), so a scope
  * without `openid` is `invalid_scope`, sent to the redirect_uri with the
  * state (the engine would treat a code request as plain OAuth 2.0). Only when
  * the client and its redirect_uri check out; otherwise the engine answers
  * with its own error page.
  */
 export const openidScopeRequired: EngineRule = async (ctx, next) => {
-  if (ctx.method !== 'GET' || ctx.path !== ROUTES.authorization) return next();
+  if (ctx.method !== 'GET') return next();
   const { client_id: clientId, redirect_uri: redirectUri, scope, state, response_type: responseType, response_mode: responseMode } = ctx.query;
   if (typeof scope !== 'string' || scope.split(' ').includes('openid')) return next();
   if (typeof clientId !== 'string' || typeof redirectUri !== 'string' || typeof responseType !== 'string') return next();
@@ -28,13 +27,13 @@ export const openidScopeRequired: EngineRule = async (ctx, next) => {
 };
 
 /**
- * SPEC 2: userinfo without a token answers 401 with
+ * Userinfo without a token answers 401 (docs/oidc.md, Errors) with
  * `WWW-Authenticate: Bearer error="invalid_token"` as for a bad token (RFC
  * 6750 3.1 would leave the error out when no token was sent).
  */
 export const bearerChallenge: EngineRule = async (ctx, next) => {
   await next();
-  if (ctx.oidc?.route !== 'userinfo' || ctx.status !== 401) return;
+  if (ctx.status !== 401) return;
   const challenge = ctx.response.get('WWW-Authenticate');
   if (challenge && !challenge.includes('error=')) ctx.set('WWW-Authenticate', `${challenge}, error="invalid_token", error_description="no access token provided"`);
 };

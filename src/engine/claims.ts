@@ -1,4 +1,4 @@
-// Scopes and the claims each one releases (SPEC 2.1). The engine drops any
+// Scopes and the claims each one releases (OIDC Core 5.4). The engine drops any
 // claim not mapped here, so every claim we ever issue must be listed.
 
 export const RESOURCE_OWNER_CLAIMS = [
@@ -7,10 +7,10 @@ export const RESOURCE_OWNER_CLAIMS = [
   'urn:service:iam:user:resourceowner:primary_domain',
 ] as const;
 
-/** SPEC 2.1: the project roles claim, and the scope that asks for it. */
+/** The project roles claim (docs/api/users.md, user grants), and the scope that asks for it. */
 export const ROLES_CLAIM = 'urn:service:iam:org:project:roles';
 export const ROLES_SCOPE = ROLES_CLAIM;
-/** SPEC 2.1: puts this service's management API into the token's audience. */
+/** Puts this service's management API into the token's audience (docs/security.md). */
 export const API_SCOPE = 'urn:service:iam:api';
 
 export const SCOPES = ['openid', 'profile', 'email', 'phone', 'address', 'offline_access', ROLES_SCOPE, API_SCOPE];

@@ -10,12 +10,10 @@ import { introspectionAllowed, revocationAllowed } from './token-policies.ts';
 import type { UserLookup } from './accounts.ts';
 import type { FeatureName } from '../storage/features.ts';
 import type { Database } from '../storage/database.ts';
-import { TOKEN_EXCHANGE_GRANT } from './grants/token-exchange.ts';
+import type { AuthThrottle } from '../security/auth-throttle.ts';
 import { tokenExtraClaims, type ExchangeOutcomes } from './grants/token-extras.ts';
 
 import { INTERACTION_PATH, ROUTES } from './routes.ts';
-
-export { INTERACTION_PATH, ROUTES } from './routes.ts';
 
 /** Languages of the login pages (interactions/i18n.ts). */
 export const UI_LOCALES = ['en', 'de'];
@@ -23,8 +21,6 @@ export const UI_LOCALES = ['en', 'de'];
 export const CLIENT_AUTH_METHODS: ClientAuthMethod[] = ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'];
 export const INTROSPECTION_AUTH_METHODS: ClientAuthMethod[] = ['client_secret_basic', 'private_key_jwt'];
 
-/** Grant types the engine serves today; an app's other grant types wait for their handlers. */
-export const ENGINE_GRANT_TYPES: ReadonlySet<string> = new Set(['authorization_code', 'implicit', 'refresh_token', TOKEN_EXCHANGE_GRANT]);
 
 export interface EngineDependencies {
   config: ConfigResult;
@@ -41,6 +37,8 @@ export interface EngineDependencies {
   /** Users as hot paths read them (cached briefly, cleared on change). */
   lookupUser: UserLookup;
   exchanges: ExchangeOutcomes;
+  /** Counts failed client authentication per client address. */
+  throttle: AuthThrottle;
   /** Told the grant type of every access token issued (for /metrics). */
   onTokenIssued?: (grantType: string) => void;
 }
@@ -84,7 +82,7 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     claims: CLAIMS_BY_SCOPE,
     subjectTypes: ['public'],
     clientAuthMethods: CLIENT_AUTH_METHODS,
-    // SEED 4.1: redirect_uri is required, even with a single registered one.
+    // OIDC Core 3.1.2.1: redirect_uri is required, even with a single registered one.
     allowOmittingSingleRegisteredRedirectUri: false,
     clientBasedCORS: clientBasedCORS as Configuration['clientBasedCORS'],
     extraClientMetadata: { properties: [...EXTRA_CLIENT_METADATA] },
@@ -101,10 +99,10 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     loadExistingGrant: loadFirstPartyGrant as Configuration['loadExistingGrant'],
     expiresWithSession: expiresWithSession as unknown as Configuration['expiresWithSession'],
     extraTokenClaims: tokenExtraClaims(deps.exchanges) as Configuration['extraTokenClaims'],
-    // SPEC 2.1: refresh tokens rotate on every use (the engine's default
+    // Refresh tokens rotate on every use (docs/oidc.md; the engine's default
     // rotates only public clients'); reuse of an old one revokes the grant.
     rotateRefreshToken: true,
-    // ID token claims are decided per app in findAccount (SEED 4.1 rule 1).
+    // ID token claims are decided per app in findAccount (OIDC Core 5.4).
     conformIdTokenClaims: false,
     features: {
       devInteractions: { enabled: false },
@@ -114,11 +112,11 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
       registration: { enabled: false },
       claimsParameter: { enabled: false },
       userinfo: { enabled: true },
-      // The engine lets any client introspect any token by default; SEED 2.3
-      // makes a token active only for a client in its audience.
+      // The engine lets any client introspect any token by default; a token is
+      // active only for a client in its audience (RFC 7662 2.2, docs/oidc.md).
       introspection: { enabled: true, allowedPolicy: introspectionAllowed as never },
       revocation: { enabled: true, allowedPolicy: revocationAllowed as never },
-      // Machine users with a client secret (SPEC 2.3); endpoint-rules.ts
+      // Machine users with a client secret (docs/api/users.md); client-request-rules.ts
       // admits only client_secret_basic and client_secret_post for it.
       clientCredentials: { enabled: true },
       rpInitiatedLogout: {

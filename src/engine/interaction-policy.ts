@@ -4,13 +4,23 @@ import { liveBrowserAccounts, readBrowserAccounts } from './browser-accounts.ts'
 const { base, Prompt, Check } = interactionPolicy;
 
 /**
- * The engine's login and consent prompts, plus the two SEED 4.1 adds:
- * `create` (the registration form straight away) and `select_account` (the
- * account picker: asked for, or when no prompt is given and the browser
- * holds more than one signed-in user).
+ * The engine's login and consent prompts, plus the two prompts of
+ * docs/oidc.md the engine lacks: `create` (the registration form straight
+ * away) and `select_account` (the account picker: asked for, or when no
+ * prompt is given and the browser holds more than one signed-in user). A
+ * session whose user can no longer sign in (locked, inactive, removed:
+ * findAccount finds no account) asks for a login again; the engine itself
+ * only looks at the session's account id, and would go on to the consent
+ * checks without an account.
  */
 export function interactionPolicyFor(): interactionPolicy.Prompt[] {
   const policy = base();
+  policy.get('login')!.checks.add(
+    new Check('account_unavailable', 'the signed-in user can no longer sign in', 'login_required', (ctx: KoaContextWithOIDC) =>
+      ctx.oidc.session?.accountId && !ctx.oidc.account ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT,
+    ),
+    0,
+  );
   policy.add(
     new Prompt(
       { name: 'select_account', requestable: true },

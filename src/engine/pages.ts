@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { EngineRule } from './rules-by-endpoint.ts';
+import type { EngineRule } from './rule-dispatch.ts';
 
 // The few HTML pages the engine renders itself: its error page (shown when
 // the redirect_uri cannot be trusted, so the error must not be redirected)
@@ -117,7 +117,7 @@ ${description ? `<p>${escapeHtml(description)}</p>` : ''}
 <p>Go back to the application and try again.</p>`);
 }
 
-/** Logout needs no confirmation (SEED 4.6): the engine's confirm form submits itself. */
+/** Logout needs no confirmation (docs/oidc.md, end session): the engine's confirm form submits itself. */
 export function logoutPage(form: string): string {
   return page('Signing out', `<h1>Signing out…</h1>
 ${form.replace('</form>', '<input type="hidden" name="logout" value="yes"><noscript><button type="submit">Sign out</button></noscript></form>')}

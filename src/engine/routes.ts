@@ -1,4 +1,4 @@
-/** The exact endpoint paths of SPEC 2. */
+/** The exact endpoint paths of docs/oidc.md. */
 export const ROUTES = {
   authorization: '/oauth/v2/authorize',
   token: '/oauth/v2/token',

@@ -1,9 +1,8 @@
 import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { decodeJwt } from 'jose';
-import { ROUTES as ROUTE_PATHS } from './routes.ts';
 import { forgetAccount, liveBrowserAccounts, readBrowserAccounts, rememberAccount, writeBrowserAccounts } from './browser-accounts.ts';
-import type { EngineRule } from './rules-by-endpoint.ts';
+import type { EngineRule } from './rule-dispatch.ts';
 import { addGrantableScopes } from './api-scope.ts';
 
 /**
@@ -31,7 +30,7 @@ export async function loadFirstPartyGrant(ctx: KoaContextWithOIDC) {
 }
 
 /**
- * Access tokens issued in a browser session end with it (SPEC 2.2). Codes
+ * Access tokens issued in a browser session end with it (docs/oidc.md). Codes
  * and refresh tokens of `offline_access` outlive it, as OIDC Core intends;
  * their access tokens are revoked at logout by `revokeAccessTokensAtLogout`.
  */
@@ -41,12 +40,12 @@ export async function expiresWithSession(_ctx: KoaContextWithOIDC, token: { kind
 
 /**
  * The engine drops `offline_access` unless the request has prompt=consent
- * (OIDC Core 11). SEED 4.2 issues a refresh token whenever it is requested,
- * so consent is asked for on the caller's behalf; the login UI grants it
- * without a page (first-party). prompt=none is left alone.
+ * (OIDC Core 11). We issue a refresh token whenever it is requested
+ * (docs/oidc.md), so consent is asked for on the caller's behalf; the login
+ * UI grants it without a page (first-party). prompt=none is left alone.
  */
 export const offlineAccessAsksConsent: EngineRule = async (ctx, next) => {
-  if (ctx.method === 'GET' && ctx.path === ROUTE_PATHS.authorization) {
+  if (ctx.method === 'GET') {
     const scope = typeof ctx.query.scope === 'string' ? ctx.query.scope.split(' ') : [];
     const prompt = typeof ctx.query.prompt === 'string' ? ctx.query.prompt.split(' ').filter(Boolean) : [];
     if (scope.includes('offline_access') && !prompt.includes('none') && !prompt.includes('consent')) {
@@ -59,11 +58,11 @@ export const offlineAccessAsksConsent: EngineRule = async (ctx, next) => {
 /**
  * A hint names a user (id_token_hint at authorize and end_session): when the
  * browser holds that user's session but another one is in use, switch to it
- * and ask again, so the engine acts on the hinted user's session (SPEC 2.2).
+ * and ask again, so the engine acts on the hinted user's session (docs/oidc.md).
  */
 export function switchToHintedSession(cookieOptions: Record<string, unknown>): EngineRule {
   return async (ctx, next) => {
-    const hint = ctx.method === 'GET' && (ctx.path === ROUTE_PATHS.authorization || ctx.path === ROUTE_PATHS.end_session) ? ctx.query.id_token_hint : undefined;
+    const hint = ctx.method === 'GET' ? ctx.query.id_token_hint : undefined;
     if (typeof hint === 'string' && hint.length < 8192) {
       let sub: unknown;
       try {
@@ -88,33 +87,38 @@ export function switchToHintedSession(cookieOptions: Record<string, unknown>): E
   };
 }
 
-/** Keeps the browser's list of signed-in users current as sessions come and go. */
-export function recordBrowserAccounts(cookieOptions: Record<string, unknown>): EngineRule {
+type BrowserSession = { accountId?: string; uid: string; destroyed?: boolean } | undefined;
+
+/** Keeps the browser's list of signed-in users current: a user who signed in (authorization, resume) joins it. */
+export function rememberSignedInAccount(cookieOptions: Record<string, unknown>): EngineRule {
   return async (ctx, next) => {
     await next();
-    const route = ctx.oidc?.route;
-    const session = ctx.oidc?.session as unknown as { accountId?: string; uid: string; destroyed?: boolean } | undefined;
-    if (!session) return;
-    if ((route === 'authorization' || route === 'resume') && session.accountId && !session.destroyed) {
-      const accounts = readBrowserAccounts(ctx.cookies);
-      if (accounts[0]?.accountId !== session.accountId || accounts[0]?.sessionUid !== session.uid) {
-        writeBrowserAccounts(ctx.cookies, rememberAccount(accounts, { accountId: session.accountId, sessionUid: session.uid }), cookieOptions);
-      }
+    const session = ctx.oidc?.session as unknown as BrowserSession;
+    if (!session?.accountId || session.destroyed) return;
+    const accounts = readBrowserAccounts(ctx.cookies);
+    if (accounts[0]?.accountId !== session.accountId || accounts[0]?.sessionUid !== session.uid) {
+      writeBrowserAccounts(ctx.cookies, rememberAccount(accounts, { accountId: session.accountId, sessionUid: session.uid }), cookieOptions);
     }
-    if (route === 'end_session_confirm' && session.destroyed && session.accountId) {
-      writeBrowserAccounts(ctx.cookies, forgetAccount(readBrowserAccounts(ctx.cookies), session.accountId), cookieOptions);
-    }
+  };
+}
+
+/** A user who signed out (the logout confirmation) leaves the browser's list of signed-in users. */
+export function forgetSignedOutAccount(cookieOptions: Record<string, unknown>): EngineRule {
+  return async (ctx, next) => {
+    await next();
+    const session = ctx.oidc?.session as unknown as BrowserSession;
+    if (session?.destroyed && session.accountId) writeBrowserAccounts(ctx.cookies, forgetAccount(readBrowserAccounts(ctx.cookies), session.accountId), cookieOptions);
   };
 }
 
 /**
  * At logout the engine revokes the grants that end with the session; grants
  * with offline_access survive (their refresh tokens are meant to), but the
- * access tokens issued in the session must not (SPEC 2.2): revoke those.
+ * access tokens issued in the session must not (docs/oidc.md): revoke those.
  */
 export const revokeAccessTokensAtLogout: EngineRule = async (ctx, next) => {
   await next();
-  if (ctx.oidc?.route !== 'end_session_confirm') return;
+  if (!ctx.oidc) return;
   const session = ctx.oidc.session as unknown as { destroyed?: boolean; authorizations?: Record<string, { grantId?: string }> } | undefined;
   if (!session?.destroyed || !session.authorizations) return;
   const provider = ctx.oidc.provider as Provider;

@@ -5,7 +5,7 @@ import { loginName } from '../domain/users.ts';
 import { CLAIMS_BY_SCOPE, ROLES_SCOPE } from './claims.ts';
 import { userClaims, type UserLookup } from './accounts.ts';
 import { MACHINE_KEY_CLAIM } from './key-bound-tokens.ts';
-import type { EngineRule } from './rules-by-endpoint.ts';
+import type { EngineRule } from './rule-dispatch.ts';
 
 interface ClientLike {
   clientId: string;
@@ -13,7 +13,7 @@ interface ClientLike {
   machine_user_id?: string;
 }
 
-interface TokenLike {
+export interface TokenLike {
   kind: string;
   jti: string;
   clientId: string;
@@ -26,10 +26,10 @@ interface TokenLike {
 }
 
 /**
- * A token's audience (SEED 2.3): the app it was issued to and that app's
- * project, plus the audience a token exchange asked for.
+ * A token's audience (docs/oidc.md, Access tokens): the app it was issued
+ * to and that app's project, plus the audience a token exchange asked for.
  */
-async function audienceOf(provider: Provider, token: TokenLike): Promise<string[] | undefined> {
+export async function audienceOf(provider: Provider, token: TokenLike): Promise<string[] | undefined> {
   const client = await clientOf(provider, token);
   if (!client) return undefined;
   return [...new Set([client.clientId, ...(client.project_id ? [client.project_id] : []), ...(token.extra?.aud ?? [])])];
@@ -60,7 +60,7 @@ export async function introspectionAllowed(ctx: KoaContextWithOIDC, client: Clie
 }
 
 /**
- * SEED 3 / 4.5: a client revokes only tokens granted to it; others are
+ * A client revokes only tokens granted to it (docs/oidc.md); others are
  * silently ignored (RFC 7009 answers 200 either way). An access token is
  * revoked alone, here; a refresh token is left to the engine, which revokes
  * it with its whole grant (its access tokens included).
@@ -74,7 +74,7 @@ export async function revocationAllowed(_ctx: KoaContextWithOIDC, client: Client
   return true;
 }
 
-/** The user claims a set of scopes releases (SPEC 2.1). */
+/** The user claims a set of scopes releases (OIDC Core 5.4). */
 function claimsOfScopes(scope: string | undefined): Set<string> {
   return new Set((scope ?? '').split(' ').flatMap((s) => CLAIMS_BY_SCOPE[s] ?? []));
 }
@@ -91,14 +91,14 @@ async function releasedClaims(ctx: KoaContextWithOIDC, findAccount: FindAccount,
 }
 
 /**
- * SEED 2.3 fields the engine leaves out: `username` (the login name),
- * `aud` (app and project), `nbf`, `token_type`, and the user claims of the
- * granted scopes, as userinfo would give them.
+ * Introspection fields (RFC 7662 2.2, docs/oidc.md) the engine leaves out:
+ * `username` (the login name), `aud` (app and project), `nbf`,
+ * `token_type`, and the user claims of the granted scopes, as userinfo
+ * would give them.
  */
 export function introspectionDetails(lookup: UserLookup, findAccount: FindAccount): EngineRule {
   return async (ctx, next) => {
     await next();
-    if (ctx.oidc?.route !== 'introspection') return;
     const body = ctx.body as Record<string, unknown> | undefined;
     if (!body?.active) return;
     const entities = ctx.oidc.entities as unknown as Record<string, TokenLike | undefined>;

@@ -21,17 +21,21 @@ const SOURCES = fileURLToPath(new URL('../../console/src/', import.meta.url));
 /** Newest change of the console's sources (0 where they are not, as in the built image). */
 function sourcesChangedAt(dir = SOURCES): number {
   if (!existsSync(dir)) return 0;
-  return Math.max(0, ...readdirSync(dir, { withFileTypes: true }).map((entry) => {
-    const path = join(dir, entry.name);
-    return entry.isDirectory() ? sourcesChangedAt(path) : statSync(path).mtimeMs;
-  }));
+  return Math.max(
+    0,
+    ...readdirSync(dir, { withFileTypes: true }).map((entry) => {
+      const path = join(dir, entry.name);
+      return entry.isDirectory() ? sourcesChangedAt(path) : statSync(path).mtimeMs;
+    }),
+  );
 }
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 export const CONSOLE_HEADERS: Record<string, string> = {
   ...PAGE_HEADERS,
-  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
 };
 
 interface Asset {
@@ -50,7 +54,10 @@ export interface ConsoleBundle {
 function readBundle(dir: string): ConsoleBundle {
   const manifest = JSON.parse(readFileSync(`${dir}manifest.json`, 'utf8')) as { script: string; style: string };
   const assets = new Map<string, Asset>();
-  for (const [name, type] of [[manifest.script, 'text/javascript; charset=utf-8'], [manifest.style, 'text/css; charset=utf-8']] as const) {
+  for (const [name, type] of [
+    [manifest.script, 'text/javascript; charset=utf-8'],
+    [manifest.style, 'text/css; charset=utf-8'],
+  ] as const) {
     assets.set(name, { type, body: readFileSync(`${dir}${name}`), gzip: readFileSync(`${dir}${name}.gz`), brotli: readFileSync(`${dir}${name}.br`) });
   }
   return { script: manifest.script, style: manifest.style, assets };
@@ -91,7 +98,9 @@ function indexPage(bundle: ConsoleBundle, issuer: string): string {
     'redirect-uri': consoleRedirectUri(issuer),
     'post-logout-redirect-uri': `${issuer}${CONSOLE_PATH}/`,
   };
-  const attributes = Object.entries(data).map(([key, value]) => ` data-${key}="${escapeHtml(value)}"`).join('');
+  const attributes = Object.entries(data)
+    .map(([key, value]) => ` data-${key}="${escapeHtml(value)}"`)
+    .join('');
   return `<!doctype html>
 <html lang="en">
 <head>

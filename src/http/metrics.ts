@@ -5,7 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { DISCOVERY_PATH, ROUTES } from '../engine/routes.ts';
 import { pathOf } from './request-context.ts';
 
-/** The service's Prometheus metrics (SPEC 4), in one registry per process. */
+/** The service's Prometheus metrics (docs/operations.md), in one registry per process. */
 export interface Metrics {
   registry: Registry;
   tokensIssued: Counter<'grant_type'>;

@@ -1,7 +1,8 @@
 import type { Database } from '../storage/database.ts';
 import type { Logger } from '../logger.ts';
 import { loadSigningKeys, type SigningKey } from './signing-keys.ts';
-import { advanceSigningKeys, keySchedule } from './rotation.ts';
+import { advanceSigningKeys } from './rotation.ts';
+import { keySchedule } from '../queries/signing-keys.ts';
 
 export interface KeyWatcherOptions {
   db: Database;

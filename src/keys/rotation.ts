@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '../storage/database.ts';
-import { insertSigningKey, orderForSigning, type SigningKey } from './signing-keys.ts';
+import { insertSigningKey } from './signing-keys.ts';
 
 interface ScheduleRow {
   kid: string;
@@ -29,86 +29,38 @@ export function advanceSigningKeys(db: Database, sealingKey: Buffer, options: Ro
 /** The same, inside the caller's transaction (to log the rotation with it). */
 export async function advanceSigningKeysIn(tx: Queryable, sealingKey: Buffer, options: RotationOptions): Promise<boolean> {
   const now = options.now ?? new Date();
-  {
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext('portcullis.signing_keys.' || current_schema()))");
-    const { rows } = await tx.query<ScheduleRow>('SELECT kid, activates_at, retires_at FROM signing_keys WHERE retires_at IS NULL ORDER BY activates_at');
-    let active = rows.filter((r) => new Date(r.activates_at) <= now);
-    const pending = rows.filter((r) => new Date(r.activates_at) > now);
-    let changed = false;
+  await tx.query("SELECT pg_advisory_xact_lock(hashtext('portcullis.signing_keys.' || current_schema()))");
+  const { rows } = await tx.query<ScheduleRow>('SELECT kid, activates_at, retires_at FROM signing_keys WHERE retires_at IS NULL ORDER BY activates_at');
+  let active = rows.filter((r) => new Date(r.activates_at) <= now);
+  const pending = rows.filter((r) => new Date(r.activates_at) > now);
+  let changed = false;
 
-    if (options.force) {
-      if (pending[0]) {
-        await tx.query('UPDATE signing_keys SET activates_at = $2 WHERE kid = $1', [pending[0].kid, now]);
-        active = [...active, { ...pending[0], activates_at: now }];
-        pending.shift();
-      } else {
-        const kid = await insertSigningKey(tx, sealingKey, now);
-        active = [...active, { kid, activates_at: now, retires_at: null }];
-      }
-      changed = true;
+  if (options.force) {
+    if (pending[0]) {
+      await tx.query('UPDATE signing_keys SET activates_at = $2 WHERE kid = $1', [pending[0].kid, now]);
+      active = [...active, { ...pending[0], activates_at: now }];
+      pending.shift();
+    } else {
+      const kid = await insertSigningKey(tx, sealingKey, now);
+      active = [...active, { kid, activates_at: now, retires_at: null }];
     }
-
-    const newest = active.reduce<ScheduleRow | undefined>((a, b) => (!a || new Date(b.activates_at) >= new Date(a.activates_at) ? b : a), undefined);
-    const older = active.filter((r) => r !== newest);
-    if (older.length) {
-      // A key stops signing when its successor starts.
-      await tx.query('UPDATE signing_keys SET retires_at = $2 WHERE kid = ANY($1::text[])', [older.map((r) => r.kid), newest ? new Date(newest.activates_at) : now]);
-      changed = true;
-    }
-    if (pending.length === 0) {
-      // The next key takes over one interval after the current one started;
-      // after a long outage that moment may be past, then one interval from now.
-      const intervalMs = options.interval * 1000;
-      const due = (newest ? new Date(newest.activates_at).getTime() : now.getTime()) + intervalMs;
-      await insertSigningKey(tx, sealingKey, new Date(due > now.getTime() ? due : now.getTime() + intervalMs));
-      changed = true;
-    }
-    return changed;
+    changed = true;
   }
-}
 
-/**
- * A cheap summary of what the JWKS should be right now — no decryption — so
- * every node can poll it and rebuild its engine only when it changes. Also
- * says whether the schedule needs housekeeping (a next key has become
- * current, or no next key exists).
- */
-export async function keySchedule(db: Queryable, retainFor: number, now = new Date()): Promise<{ fingerprint: string; needsHousekeeping: boolean }> {
-  const { rows } = await db.query<ScheduleRow>(
-    `SELECT kid, activates_at, retires_at FROM signing_keys
-      WHERE retires_at IS NULL OR retires_at > $1::timestamptz - make_interval(secs => $2)`,
-    [now, retainFor],
-  );
-  const keys = rows.map((r) => ({ kid: r.kid, activatesAt: new Date(r.activates_at), retiresAt: r.retires_at ? new Date(r.retires_at) : null }) as SigningKey);
-  const ordered = orderForSigning(keys, now);
-  const unretired = rows.filter((r) => !r.retires_at);
-  const activeCount = unretired.filter((r) => new Date(r.activates_at) <= now).length;
-  const pendingCount = unretired.length - activeCount;
-  return { fingerprint: ordered.map((k) => k.kid).join(','), needsHousekeeping: activeCount > 1 || pendingCount === 0 };
-}
-
-export interface SigningKeyView {
-  kid: string;
-  alg: string;
-  status: 'current' | 'next' | 'previous';
-  activatesAt: string;
-  retiresAt: string | null;
-}
-
-/** The published keys, for the admin API (public data only). */
-export async function listSigningKeys(db: Queryable, retainFor: number, now = new Date()): Promise<SigningKeyView[]> {
-  const { rows } = await db.query<ScheduleRow & { alg: string }>(
-    `SELECT kid, alg, activates_at, retires_at FROM signing_keys
-      WHERE retires_at IS NULL OR retires_at > $1::timestamptz - make_interval(secs => $2)`,
-    [now, retainFor],
-  );
-  const keys = rows.map((r) => ({ kid: r.kid, alg: r.alg, activatesAt: new Date(r.activates_at), retiresAt: r.retires_at ? new Date(r.retires_at) : null }));
-  const ordered = orderForSigning(keys as unknown as SigningKey[], now) as unknown as typeof keys;
-  return ordered.map((k, i) => ({
-    kid: k.kid,
-    alg: k.alg,
-    status: k.retiresAt && k.retiresAt <= now ? 'previous' : k.activatesAt > now ? 'next' : i === 0 ? 'current' : 'previous',
-    activatesAt: k.activatesAt.toISOString(),
-    retiresAt: k.retiresAt?.toISOString() ?? null,
-  }));
+  const newest = active.reduce<ScheduleRow | undefined>((a, b) => (!a || new Date(b.activates_at) >= new Date(a.activates_at) ? b : a), undefined);
+  const older = active.filter((r) => r !== newest);
+  if (older.length) {
+    // A key stops signing when its successor starts.
+    await tx.query('UPDATE signing_keys SET retires_at = $2 WHERE kid = ANY($1::text[])', [older.map((r) => r.kid), newest ? new Date(newest.activates_at) : now]);
+    changed = true;
+  }
+  if (pending.length === 0) {
+    // The next key takes over one interval after the current one started;
+    // after a long outage that moment may be past, then one interval from now.
+    const intervalMs = options.interval * 1000;
+    const due = (newest ? new Date(newest.activates_at).getTime() : now.getTime()) + intervalMs;
+    await insertSigningKey(tx, sealingKey, new Date(due > now.getTime() ? due : now.getTime() + intervalMs));
+    changed = true;
+  }
+  return changed;
 }

@@ -67,7 +67,7 @@ export async function getUser(db: Queryable, actor: Principal, orgId: string, us
 
 // ---- who may manage which user (shared by the user commands)
 
-/** SPEC 3.2: users of an org are managed by IAM_OWNER, or ORG_OWNER / ORG_USER_MANAGER of that org. */
+/** Users of an org are managed by IAM_OWNER, or ORG_OWNER / ORG_USER_MANAGER of that org (docs/api/users.md). */
 export function assertMayManageUsers(actor: Principal, orgId: string): void {
   if (!mayActInOrg(actor, orgId, 'ORG_OWNER', 'ORG_USER_MANAGER')) {
     throw new PermissionDenied('managing users of this organization requires ORG_OWNER or ORG_USER_MANAGER');

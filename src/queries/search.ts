@@ -2,8 +2,8 @@ import type { Queryable } from '../storage/database.ts';
 import { readDetails } from '../storage/event-log.ts';
 import { searchAppRows, searchEventRows, searchOrgRows, searchProjectRows, searchUserRows, type EventRow, type UserFilters } from '../storage/search.ts';
 import { toUserView, type UserView } from './get-user.ts';
-import { toView as toAppView, type AppView } from '../commands/apps.ts';
-import { projectOfOrg, requireOrgOwner } from '../commands/projects.ts';
+import { toView as toAppView, type AppView } from './apps.ts';
+import { projectOfOrg, requireOrgOwner } from './projects.ts';
 import { PermissionDenied } from '../domain/errors.ts';
 import { hasInstanceRole, mayActInOrg, type Principal } from '../domain/roles.ts';
 import { pageOf, textMatch, USER_STATES, USER_TYPES, type PageRequest, type SearchResult, type TextMethod } from '../domain/search.ts';
@@ -51,30 +51,44 @@ function answer<Row, View>({ total, rows }: { total: number; rows: Row[] }, view
 const names = (queries: NameQuery[] = []) => queries.flatMap((q) => (q.nameQuery ? [textMatch(q.nameQuery.name, q.nameQuery.method)] : []));
 
 export async function searchUsers(db: Queryable, actor: Principal, orgId: string, request: SearchRequest<UserQuery>): Promise<SearchResult<UserView>> {
-  if (!mayActInOrg(actor, orgId, 'ORG_OWNER', 'ORG_USER_MANAGER')) throw new PermissionDenied('listing users of this organization requires ORG_OWNER or ORG_USER_MANAGER');
-  const filters = (request.queries ?? []).map((q): UserFilters => ({
-    ...(q.userNameQuery && { userName: textMatch(q.userNameQuery.userName, q.userNameQuery.method) }),
-    ...(q.emailQuery && { email: textMatch(q.emailQuery.emailAddress, q.emailQuery.method) }),
-    ...(q.displayNameQuery && { displayName: textMatch(q.displayNameQuery.displayName, q.displayNameQuery.method) }),
-    ...(q.stateQuery && { state: USER_STATES[q.stateQuery.state] }),
-    ...(q.typeQuery && { type: USER_TYPES[q.typeQuery.type] }),
-  }));
+  if (!mayActInOrg(actor, orgId, 'ORG_OWNER', 'ORG_USER_MANAGER'))
+    throw new PermissionDenied('listing users of this organization requires ORG_OWNER or ORG_USER_MANAGER');
+  const filters = (request.queries ?? []).map(
+    (q): UserFilters => ({
+      ...(q.userNameQuery && { userName: textMatch(q.userNameQuery.userName, q.userNameQuery.method) }),
+      ...(q.emailQuery && { email: textMatch(q.emailQuery.emailAddress, q.emailQuery.method) }),
+      ...(q.displayNameQuery && { displayName: textMatch(q.displayNameQuery.displayName, q.displayNameQuery.method) }),
+      ...(q.stateQuery && { state: USER_STATES[q.stateQuery.state] }),
+      ...(q.typeQuery && { type: USER_TYPES[q.typeQuery.type] }),
+    }),
+  );
   return answer(await searchUserRows(db, orgId, filters, pageOf(request.query)), toUserView);
 }
 
-export interface ProjectView {
+export interface ProjectListItem {
   id: string;
   name: string;
   details: WriteDetails;
 }
 
-export async function searchProjects(db: Queryable, actor: Principal, orgId: string, request: SearchRequest<NameQuery>): Promise<SearchResult<ProjectView>> {
+export async function searchProjects(
+  db: Queryable,
+  actor: Principal,
+  orgId: string,
+  request: SearchRequest<NameQuery>,
+): Promise<SearchResult<ProjectListItem>> {
   requireOrgOwner(actor, orgId);
   const found = await searchProjectRows(db, orgId, names(request.queries), pageOf(request.query));
   return answer(found, (row) => ({ id: row.id, name: row.name, details: readDetails(row, row.org_id) }));
 }
 
-export async function searchApps(db: Queryable, actor: Principal, orgId: string, projectId: string, request: SearchRequest<NameQuery>): Promise<SearchResult<AppView>> {
+export async function searchApps(
+  db: Queryable,
+  actor: Principal,
+  orgId: string,
+  projectId: string,
+  request: SearchRequest<NameQuery>,
+): Promise<SearchResult<AppView>> {
   requireOrgOwner(actor, orgId);
   await projectOfOrg(db, orgId, projectId);
   return answer(await searchAppRows(db, projectId, names(request.queries), pageOf(request.query)), toAppView);
@@ -95,7 +109,13 @@ export async function searchOrgs(db: Queryable, actor: Principal, request: Searc
     ...(q.domainQuery && { domain: textMatch(q.domainQuery.domain, q.domainQuery.method) }),
   }));
   const found = await searchOrgRows(db, filters, pageOf(request.query));
-  return answer(found, (row) => ({ id: row.id, name: row.name, state: `ORG_STATE_${row.state.toUpperCase()}`, primaryDomain: row.primary_domain, details: readDetails(row, row.id) }));
+  return answer(found, (row) => ({
+    id: row.id,
+    name: row.name,
+    state: `ORG_STATE_${row.state.toUpperCase()}`,
+    primaryDomain: row.primary_domain,
+    details: readDetails(row, row.id),
+  }));
 }
 
 export interface EventView {

@@ -21,7 +21,7 @@ export async function generateMachineKeyPair(keyId: string): Promise<MachineKeyP
   return { privatePem: privateKey, publicJwk: { ...publicJwk, kid: keyId, alg: 'RS256', use: 'sig' } };
 }
 
-/** SPEC 2.3 key file of a machine user. */
+/** The key file of a machine user (docs/api/users.md). */
 export function serviceAccountKeyFile(keyId: string, userId: string, privatePem: string): string {
   return JSON.stringify({ type: 'serviceaccount', keyId, key: privatePem, userId });
 }

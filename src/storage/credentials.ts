@@ -115,11 +115,12 @@ export async function hasMachineSecret(db: Queryable, userId: string): Promise<b
 const NO_DIGEST = Buffer.alloc(32);
 
 /**
- * The client_credentials check (SPEC 2.3): `clientId` is the machine user's
- * userName — accepted bare only when exactly one active machine user in the
- * instance has it — or its full login name `userName@primaryDomain`. The
- * digests are compared in constant time, and a digest is compared even when
- * nobody matches, so timing does not tell unknown clients from wrong secrets.
+ * The client_credentials check (docs/api/users.md): `clientId` is the machine
+ * user's userName — accepted bare only when exactly one active machine user
+ * in the instance has it — or its full login name `userName@primaryDomain`.
+ * The digests are compared in constant time, and a digest is compared even
+ * when nobody matches, so timing does not tell unknown clients from wrong
+ * secrets.
  */
 export async function verifyMachineSecret(db: Queryable, secretKey: Buffer, clientId: string, secret: string): Promise<{ userId: string; orgId: string } | undefined> {
   const candidates = clientId.length <= 500 ? await findMachinesByClientId(db, clientId) : [];

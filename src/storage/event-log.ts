@@ -9,7 +9,7 @@ export interface NewEvent {
   payload?: Record<string, unknown>;
 }
 
-/** SEED 2.6 `details`, as written on the wire. */
+/** The `details` of a write (docs/api/README.md), as written on the wire. */
 export interface WriteDetails {
   sequence: string;
   creationDate: string;

@@ -1,7 +1,7 @@
 import type { Queryable } from './database.ts';
 import type { Write } from './event-log.ts';
 
-/** The feature flags of the instance (SPEC 3.2 `/v2/features/instance`); each is off until set. */
+/** The feature flags of the instance (docs/api/features.md); each is off until set. */
 export const INSTANCE_FEATURES = ['oidcTokenExchange'] as const;
 export type FeatureName = (typeof INSTANCE_FEATURES)[number];
 

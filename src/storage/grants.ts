@@ -15,7 +15,7 @@ export interface UserGrantRow {
   change_date: Date;
 }
 
-/** A role a user holds through a grant, as the roles claim needs it (SPEC 2.1). */
+/** A role a user holds through a grant, as the roles claim needs it. */
 export interface UserRole {
   projectId: string;
   roleKey: string;

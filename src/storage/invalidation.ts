@@ -2,6 +2,12 @@ import type { Redis } from 'ioredis';
 
 export type CacheTopic = 'clients' | 'users' | 'features';
 
+/**
+ * How a command says what it changed, after its transaction committed: the
+ * caches of every node holding that kind of data clear themselves.
+ */
+export type Announce = (topic: CacheTopic) => void;
+
 const TOPICS: ReadonlySet<string> = new Set<CacheTopic>(['clients', 'users', 'features']);
 
 /**
@@ -39,8 +45,10 @@ export async function redisInvalidation(redis: Redis, channel: string): Promise<
   });
   return {
     publish(topic) {
-      // Our own node hears its message too; publishing failures leave the TTL to do the job.
-      redis.publish(channel, topic).catch(() => local.publish(topic));
+      // This node at once (its next request reads the change), the others
+      // through Redis; a failed publish leaves them to the TTL.
+      local.publish(topic);
+      redis.publish(channel, topic).catch(() => {});
     },
     on: local.on,
     async close() {

@@ -185,7 +185,8 @@ export function searchEventRows(db: Queryable, filters: EventFilters[], page: Pa
     if (filter.to) conditions.add(`e.created_at < ${conditions.param(filter.to)}::timestamptz`);
   }
   return pagedRows<EventRow>(db, {
-    columns: 'e.position::text AS position, e.aggregate_type, e.aggregate_id, e.event_type, e.resource_owner, e.creator, e.impersonated_user_id, e.payload, e.created_at',
+    columns:
+      'e.position::text AS position, e.aggregate_type, e.aggregate_id, e.event_type, e.resource_owner, e.creator, e.impersonated_user_id, e.payload, e.created_at',
     table: 'events e',
     conditions,
     orderBy: ['e.position'],

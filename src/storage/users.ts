@@ -117,14 +117,23 @@ export async function findUser(db: Queryable, id: string): Promise<UserRow | und
   return rows[0];
 }
 
+export interface LoginCandidate {
+  id: string;
+  org_id: string;
+  password_hash: string | null;
+  full_match: boolean;
+  state: 'active' | 'locked';
+}
+
 /**
- * Active humans a typed login name may mean: the full `userName@primaryDomain`,
- * or a bare userName (the caller accepts it only when exactly one matches).
+ * Active and locked humans a typed login name may mean: the full
+ * `userName@primaryDomain`, or a bare userName (the caller accepts it only
+ * when exactly one matches).
  */
-export async function findHumansByLoginName(db: Queryable, login: string): Promise<Array<{ id: string; password_hash: string | null; full_match: boolean }>> {
-  const { rows } = await db.query<{ id: string; password_hash: string | null; full_match: boolean }>(
-    `SELECT u.id, u.password_hash, lower(u.user_name || '@' || d.domain) = lower($1) AS full_match FROM users u JOIN org_domains d ON d.org_id = u.org_id AND d.is_primary
-      WHERE u.type = 'human' AND u.state = 'active'
+export async function findHumansByLoginName(db: Queryable, login: string): Promise<LoginCandidate[]> {
+  const { rows } = await db.query<LoginCandidate>(
+    `SELECT u.id, u.org_id, u.password_hash, u.state, lower(u.user_name || '@' || d.domain) = lower($1) AS full_match FROM users u JOIN org_domains d ON d.org_id = u.org_id AND d.is_primary
+      WHERE u.type = 'human' AND u.state IN ('active', 'locked')
         AND (lower(u.user_name || '@' || d.domain) = lower($1) OR lower(u.user_name) = lower($1))`,
     [login],
   );

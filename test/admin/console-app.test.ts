@@ -7,7 +7,7 @@ import type { Browser } from 'playwright-core';
 import { firstStart } from '../../src/commands/first-start.ts';
 import { CONSOLE_CLIENT_ID, consoleRedirectUri, ensureConsoleApp } from '../../src/commands/console-app.ts';
 import { openTestDatabase, type TestDatabase } from '../support/stores.ts';
-import { freePort, readAdminPat, startInProcess, tempDir, type InProcessServer } from '../support/server.ts';
+import { freePort, tempDir, testServer, type TestServer } from '../support/server.ts';
 import { apiClient } from '../support/api.ts';
 import { codeLogin, launchBrowser, needsChromium } from '../support/browser.ts';
 
@@ -20,10 +20,18 @@ import { codeLogin, launchBrowser, needsChromium } from '../support/browser.ts';
 const ISSUER = 'https://id.example.test';
 
 async function consoleApps(db: TestDatabase['db']) {
-  const { rows } = await db.query<{ org_id: string; client_id: string; app_type: string; auth_method: string; iam_api_access: boolean; redirect_uris: string[]; secret_digest: unknown; dev_mode: boolean }>(
-    'SELECT org_id, client_id, app_type, auth_method, iam_api_access, redirect_uris, secret_digest, dev_mode FROM apps WHERE client_id = $1',
-    [CONSOLE_CLIENT_ID],
-  );
+  const { rows } = await db.query<{
+    org_id: string;
+    client_id: string;
+    app_type: string;
+    auth_method: string;
+    iam_api_access: boolean;
+    redirect_uris: string[];
+    secret_digest: unknown;
+    dev_mode: boolean;
+  }>('SELECT org_id, client_id, app_type, auth_method, iam_api_access, redirect_uris, secret_digest, dev_mode FROM apps WHERE client_id = $1', [
+    CONSOLE_CLIENT_ID,
+  ]);
   return rows;
 }
 
@@ -35,7 +43,13 @@ describe('the console app in the database', () => {
   before(async () => {
     store = await openTestDatabase();
     dataDir = tempDir();
-    await firstStart(store.db, { instanceDomain: 'example.test', passwordPolicy: { minLength: 8 }, instanceOrgName: 'Default', dataDir, secretKey: randomBytes(32) });
+    await firstStart(store.db, {
+      instanceDomain: 'example.test',
+      passwordPolicy: { minLength: 8 },
+      instanceOrgName: 'Default',
+      dataDir,
+      secretKey: randomBytes(32),
+    });
     firstOrgId = (await store.db.query<{ default_org_id: string }>('SELECT default_org_id FROM instance')).rows[0]!.default_org_id;
   });
   after(async () => {
@@ -49,16 +63,19 @@ describe('the console app in the database', () => {
     assert.deepEqual(results.sort(), ['created', 'unchanged', 'unchanged']);
     const apps = await consoleApps(store.db);
     assert.equal(apps.length, 1);
-    assert.deepEqual({ ...apps[0] }, {
-      org_id: firstOrgId,
-      client_id: CONSOLE_CLIENT_ID,
-      app_type: 'OIDC_APP_TYPE_USER_AGENT',
-      auth_method: 'OIDC_AUTH_METHOD_TYPE_NONE',
-      iam_api_access: true,
-      redirect_uris: [`${ISSUER}/ui/console/callback`],
-      secret_digest: null,
-      dev_mode: false,
-    });
+    assert.deepEqual(
+      { ...apps[0] },
+      {
+        org_id: firstOrgId,
+        client_id: CONSOLE_CLIENT_ID,
+        app_type: 'OIDC_APP_TYPE_USER_AGENT',
+        auth_method: 'OIDC_AUTH_METHOD_TYPE_NONE',
+        iam_api_access: true,
+        redirect_uris: [`${ISSUER}/ui/console/callback`],
+        secret_digest: null,
+        dev_mode: false,
+      },
+    );
   });
 
   it('a later start changes nothing; another ISSUER moves its redirect URI (devMode only for http)', async () => {
@@ -74,7 +91,10 @@ describe('the console app in the database', () => {
   });
 
   it('is put back after an org owner changed it', async () => {
-    await store.db.query('UPDATE apps SET iam_api_access = false, redirect_uris = $2 WHERE client_id = $1', [CONSOLE_CLIENT_ID, ['https://elsewhere.example/cb']]);
+    await store.db.query('UPDATE apps SET iam_api_access = false, redirect_uris = $2 WHERE client_id = $1', [
+      CONSOLE_CLIENT_ID,
+      ['https://elsewhere.example/cb'],
+    ]);
     assert.equal(await ensureConsoleApp(store.db, ISSUER), 'updated');
     const [app] = await consoleApps(store.db);
     assert.equal(app!.iam_api_access, true);
@@ -84,7 +104,7 @@ describe('the console app in the database', () => {
 
 describe('in Chromium: a browser login through the console app on the API', { skip: needsChromium }, () => {
   const ADMIN_PASSWORD = 'Console-Admin-Passw0rd';
-  let server: InProcessServer;
+  let server: TestServer;
   let browser: Browser;
   let config: client.Configuration;
   let adminLogin: string;
@@ -92,11 +112,13 @@ describe('in Chromium: a browser login through the console app on the API', { sk
 
   before(async () => {
     const port = await freePort();
-    [server, browser] = await Promise.all([startInProcess({ PORT: String(port), ISSUER: `http://localhost:${port}`, INSTANCE_DOMAIN: 'example.test', ADMIN_PASSWORD }), launchBrowser()]);
+    [server, browser] = await Promise.all([testServer({ env: { PORT: String(port), ISSUER: `http://localhost:${port}`, ADMIN_PASSWORD } }), launchBrowser()]);
     adminLogin = 'admin@default.example.test';
-    const asAdmin = apiClient(server.url, readAdminPat(server.dataDir));
-    const setup = await asAdmin('POST', '/admin/v1/orgs/_setup', {
-      body: { org: { name: 'ACME', domain: 'acme.example.test' }, human: { userName: 'owner', profile: { firstName: 'O', lastName: 'Wner' }, email: { email: 'owner@acme.example.test' }, password: 'Owner-Passw0rd' } },
+    const setup = await server.api('POST', '/admin/v1/orgs/_setup', {
+      body: {
+        org: { name: 'ACME', domain: 'acme.example.test' },
+        human: { userName: 'owner', profile: { firstName: 'O', lastName: 'Wner' }, email: { email: 'owner@acme.example.test' }, password: 'Owner-Passw0rd' },
+      },
     });
     assert.equal(setup.status, 200, setup.text);
     owner = { loginName: 'owner@acme.example.test', password: 'Owner-Passw0rd', orgId: setup.body.orgId };
@@ -145,7 +167,10 @@ describe('in Chromium: a browser login through the console app on the API', { sk
     const api = apiClient(server.url, token);
     const users = await api('POST', '/management/v1/users/_search', { body: {} });
     assert.equal(users.status, 200, users.text);
-    assert.deepEqual(users.body.result.map((u: { userName: string }) => u.userName), ['owner']);
+    assert.deepEqual(
+      users.body.result.map((u: { userName: string }) => u.userName),
+      ['owner'],
+    );
     assert.equal((await api('POST', '/admin/v1/orgs/_search', { body: {} })).status, 403);
     assert.equal((await api('POST', '/admin/v1/signing_keys/_rotate', { body: {} })).status, 403);
   });
@@ -158,15 +183,17 @@ describe('in Chromium: a browser login through the console app on the API', { sk
 });
 
 describe('who may change the console app', () => {
-  let server: InProcessServer;
+  let server: TestServer;
   let admin: ReturnType<typeof apiClient>;
   let firstOrgOwner: ReturnType<typeof apiClient>;
   let app: { appId: string; projectId: string };
 
   before(async () => {
-    server = await startInProcess({ INSTANCE_DOMAIN: 'example.test' });
-    admin = apiClient(server.url, readAdminPat(server.dataDir));
-    const { rows } = await server.running.db.query<{ id: string; project_id: string }>('SELECT id, project_id FROM apps WHERE client_id = $1', [CONSOLE_CLIENT_ID]);
+    server = await testServer();
+    admin = server.api;
+    const { rows } = await server.running.db.query<{ id: string; project_id: string }>('SELECT id, project_id FROM apps WHERE client_id = $1', [
+      CONSOLE_CLIENT_ID,
+    ]);
     app = { appId: rows[0]!.id, projectId: rows[0]!.project_id };
     // An ORG_OWNER of the first org who is no instance owner.
     const machine = await admin('POST', '/management/v1/users/machine', { body: { userName: 'first-org-owner', name: 'First org owner' } });

@@ -4,18 +4,28 @@ import { createPublicKey, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from '../../config/load.ts';
+import { ConfigError, decodeMasterKey, loadConfig } from '../../config/load.ts';
 import { firstStart, type FirstStartSettings } from '../../src/commands/first-start.ts';
 import { authenticatePassword } from '../../src/queries/authenticate-password.ts';
-import type { RunningServer } from '../../src/server.ts';
 import type { Queryable } from '../../src/storage/database.ts';
 import { deriveKey } from '../../src/keys/master-key.ts';
-import { decodeMasterKey } from '../../config/load.ts';
 import { openTestDatabase, type TestDatabase } from '../support/stores.ts';
-import { call, prepareEnvironment, startAdminServer, startWith, type AdminServer, type TestEnvironment } from '../support/admin.ts';
+import { call } from '../support/api.ts';
+import { prepareEnvironment, testServer, type TestServer, type TestEnvironment } from '../support/server.ts';
+import { createLogger } from '../../src/logger.ts';
+import { startServer, type RunningServer } from '../../src/server.ts';
 
-// SPEC 3.3: what the first start creates, that it happens once, and that a
-// bad ADMIN_PASSWORD stops the start without leaking the password.
+// docs/operations.md, First start: what the first start creates, that it
+// happens once, and that a bad ADMIN_PASSWORD stops the start without
+// leaking the password.
+
+/** The settings the admin API tests start with (test/support/server.ts adds port, folder and stores). */
+const ADMIN_ENV = { INSTANCE_DOMAIN: 'example.test', SHUTDOWN_TIMEOUT: '2' };
+
+/** The real server in this process with exactly `env`: for the first start itself. */
+function startWith(env: Record<string, string>): Promise<RunningServer> {
+  return startServer(loadConfig(env), createLogger('silent'));
+}
 
 const TABLES = ['instance', 'orgs', 'org_domains', 'users', 'memberships', 'personal_access_tokens', 'machine_keys', 'events'];
 
@@ -55,7 +65,7 @@ describe('first start with a generated admin password', () => {
   let secretKey: Buffer;
 
   before(async () => {
-    environment = await prepareEnvironment();
+    environment = await prepareEnvironment(ADMIN_ENV);
     dataDir = environment.dataDir;
     running = await startWith(environment.env);
     const master = environment.env.MASTER_KEY ?? readFileSync(join(dataDir, 'master.key'), 'utf8');
@@ -184,11 +194,11 @@ describe('first start with a generated admin password', () => {
 });
 
 describe('first start with ADMIN_PASSWORD and INSTANCE_ORG_NAME', () => {
-  let server: AdminServer;
+  let server: TestServer;
   const password = 'Correct-Horse-Battery-9';
 
   before(async () => {
-    server = await startAdminServer({ ADMIN_PASSWORD: password, INSTANCE_ORG_NAME: 'Wayne Enterprises' });
+    server = await testServer({ env: { ADMIN_PASSWORD: password, INSTANCE_ORG_NAME: 'Wayne Enterprises' } });
   });
   after(async () => {
     await server?.stop();
@@ -243,7 +253,7 @@ describe('first start with an ADMIN_PASSWORD that breaks the password policy', (
   const password = 'abcdefghij';
 
   before(async () => {
-    environment = await prepareEnvironment({ PASSWORD_MIN_LENGTH: '12', ADMIN_PASSWORD: password });
+    environment = await prepareEnvironment({ ...ADMIN_ENV, PASSWORD_MIN_LENGTH: '12', ADMIN_PASSWORD: password });
   });
   after(async () => {
     await environment?.cleanup();

@@ -4,14 +4,16 @@ import { randomBytes } from 'node:crypto';
 import { authenticatePassword } from '../../src/queries/authenticate-password.ts';
 import { generateSecret, secretDigest } from '../../src/security/secrets.ts';
 import { newId } from '../../src/domain/ids.ts';
-import { assertErrorBody, assertInvalid, assertViolations, violatedFields, type ApiResponse } from '../support/api.ts';
-import { call, startAdminServer, type AdminServer } from '../support/admin.ts';
+import { call, type ApiResponse } from '../support/api.ts';
+import { assertErrorBody, assertInvalid, violatedFields } from '../support/assertions.ts';
+import { testServer, type TestServer } from '../support/server.ts';
 
-// SPEC 3.1 / SEED 2.5, 2.6, 2.7, 4.8, 7.4, 8: POST /admin/v1/orgs/_setup and
+// docs/api/orgs.md and docs/api/README.md: POST /admin/v1/orgs/_setup and
 // the user it creates, read back through GET /management/v1/users/{id}.
 // Every answer goes through `call`, which fails the test on any 500.
 
-const SPEC_EXAMPLE = {
+/** The example body of docs/api/orgs.md. */
+const ORGS_DOC_EXAMPLE = {
   org: { name: 'ACME', domain: 'acme.example.com' },
   human: {
     userName: 'alice',
@@ -80,10 +82,10 @@ function assertDetails(details: any, resourceOwner: string): void {
 }
 
 describe('organization setup: POST /admin/v1/orgs/_setup', () => {
-  let server: AdminServer;
+  let server: TestServer;
 
   before(async () => {
-    server = await startAdminServer();
+    server = await testServer();
   });
   after(async () => {
     await server?.stop();
@@ -138,10 +140,10 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
     let created: ApiResponse;
 
     before(async () => {
-      created = await setup(SPEC_EXAMPLE);
+      created = await setup(ORGS_DOC_EXAMPLE);
     });
 
-    it('creates org, user and membership from the SPEC 3.1 example and answers 200 with details, orgId and userId', () => {
+    it('creates org, user and membership from the example of docs/api/orgs.md and answers 200 with details, orgId and userId', () => {
       assert.equal(created.status, 200, created.text);
       const { orgId, userId, details } = created.body;
       assert.match(orgId, /^\d+$/);
@@ -152,7 +154,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
     });
 
     it('the response never echoes the password', () => {
-      assert.ok(!created.text.includes(SPEC_EXAMPLE.human.password));
+      assert.ok(!created.text.includes(ORGS_DOC_EXAMPLE.human.password));
     });
 
     it('the created user reads back through GET /management/v1/users/{id} in its org, without any credential', async () => {
@@ -177,7 +179,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
       assert.deepEqual(user.human.phone, { phone: '+41791234567', isPhoneVerified: false });
       assertDetails(user.details, orgId);
       const text = response.text.toLowerCase();
-      for (const forbidden of ['password', 'hash', '$argon2', SPEC_EXAMPLE.human.password.toLowerCase()]) {
+      for (const forbidden of ['password', 'hash', '$argon2', ORGS_DOC_EXAMPLE.human.password.toLowerCase()]) {
         assert.ok(!text.includes(forbidden), `user view contains "${forbidden}"`);
       }
     });
@@ -277,7 +279,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
     });
   });
 
-  describe('limits (SEED 2.5 and 8): each answered 400, code 3, naming the exact field', () => {
+  describe('limits (docs/api/orgs.md): each answered 400, code 3, naming the exact field', () => {
     const cases: Array<{ title: string; change: (body: any) => void; rejects?: string[] }> = [
       { title: 'org.name of 200 characters is accepted', change: (b) => (b.org.name = 'N'.repeat(200)) },
       { title: 'org.name of 200 characters outside the BMP (emoji) is accepted', change: (b) => (b.org.name = '🦀'.repeat(200)) },
@@ -351,7 +353,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
         rejects: ['org.name', 'human.userName', 'human.email.email', 'human.phone.phone', 'human.profile.preferredLanguage', 'human.profile.foo', 'extra'],
       },
       {
-        title: 'a bad field and an unknown role are both named in one response (SPEC 3: every bad field)',
+        title: 'a bad field and an unknown role are both named in one response (docs/api/README.md: every bad field named)',
         change: (b) => {
           b.human.profile.firstName = '';
           b.roles = ['ORG_GOD'];
@@ -359,7 +361,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
         rejects: ['human.profile.firstName', 'roles[0]'],
       },
       {
-        title: 'a bad field and a too-short password are both named in one response (SPEC 3: every bad field)',
+        title: 'a bad field and a too-short password are both named in one response (docs/api/README.md: every bad field named)',
         change: (b) => {
           b.human.email.email = 'alice';
           b.human.password = 'short';
@@ -367,7 +369,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
         rejects: ['human.email.email', 'human.password'],
       },
       {
-        title: 'two unknown roles are both named in one response (SPEC 3: every bad field)',
+        title: 'two unknown roles are both named in one response (docs/api/README.md: every bad field named)',
         change: (b) => (b.roles = ['ORG_GOD', 'ORG_KING']),
         rejects: ['roles[0]', 'roles[1]'],
       },
@@ -381,7 +383,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
         const body = bodyWith(change);
         const response = await setup(body);
         if (rejects) {
-          assertViolations(response, rejects);
+          assertInvalid(response, rejects);
         } else {
           assert.equal(response.status, 200, response.text.slice(0, 400));
           assertDetails(response.body.details, response.body.orgId);
@@ -583,7 +585,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
       }
       // Brackets inside strings are text, not nesting.
       const bracketsInText = await post(JSON.stringify({ ...validBody(), org: { name: '['.repeat(250), domain: '' } }), 'application/json');
-      assertInvalid(bracketsInText, ['org.name'], 'brackets in a string');
+      assertInvalid(bracketsInText, ['org.name'], { what: 'brackets in a string' });
       const deepest = await post(`{"org":${'{"a":'.repeat(30)}1${'}'.repeat(31)}`, 'application/json');
       assert.equal(deepest.status, 400);
       assert.ok(!violatedFields(deepest).includes('(body)'), deepest.text.slice(0, 300));
@@ -632,7 +634,7 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
       }
     });
 
-    it('another method on the setup path is 404 or 405 in the SEED 2.7 error format', async () => {
+    it('another method on the setup path is 404 or 405 in the error format of docs/api/README.md', async () => {
       for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
         const response = await call(`${server.url}/admin/v1/orgs/_setup`, { method, headers: { authorization: `Bearer ${server.pat}` } });
         assert.ok([404, 405].includes(response.status), `${method}: ${response.status} ${response.text}`);

@@ -3,18 +3,20 @@ import { after, before, describe, test } from 'node:test';
 import { createPrivateKey, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import * as client from 'openid-client';
-import { assertInvalid, request, type Api, type ApiResponse } from '../support/api.ts';
-import { authorize, startAppsServer, wentToLogin, type AppsServer } from '../support/apps.ts';
+import { apiClient, request, type Api, type ApiResponse } from '../support/api.ts';
+import { assertInvalid } from '../support/assertions.ts';
+import { authorize, wentToLogin } from '../support/apps.ts';
+import { insertPat, testServer, type TestServer } from '../support/server.ts';
 
-// SPEC 3.2 and docs/api/projects-apps.md: projects, their roles and OIDC apps
+// docs/api/projects-apps.md: projects, their roles and OIDC apps
 // through the management API, and the apps as clients of the OIDC engine.
 
-let server: AppsServer;
+let server: TestServer;
 let api: Api;
 
 before(async () => {
-  server = await startAppsServer();
-  api = server.api;
+  server = await testServer();
+  api = apiClient(server.url, server.pat);
 });
 after(async () => {
   await server?.stop();
@@ -112,10 +114,10 @@ describe('projects', () => {
 
   test('role keys with whitespace, empty or over 200 characters are 400 naming roleKey', async () => {
     for (const roleKey of ['two words', 'tab\tkey', ' ', '', 'k'.repeat(201)]) {
-      assertInvalid(await api('POST', `${PROJECTS}/${projectId}/roles`, { body: { roleKey } }), ['roleKey'], JSON.stringify(roleKey));
+      assertInvalid(await api('POST', `${PROJECTS}/${projectId}/roles`, { body: { roleKey } }), ['roleKey'], { what: JSON.stringify(roleKey) });
     }
-    assertInvalid(await api('POST', `${PROJECTS}/${projectId}/roles`, { body: {} }), ['roleKey'], 'missing roleKey');
-    assertInvalid(await api('POST', `${PROJECTS}/${projectId}/roles`, { body: { roleKey: 'x', displayName: 'd'.repeat(201) } }), ['displayName'], 'long displayName');
+    assertInvalid(await api('POST', `${PROJECTS}/${projectId}/roles`, { body: {} }), ['roleKey'], { what: 'missing roleKey' });
+    assertInvalid(await api('POST', `${PROJECTS}/${projectId}/roles`, { body: { roleKey: 'x', displayName: 'd'.repeat(201) } }), ['displayName'], { what: 'long displayName' });
     assert.equal((await api('POST', `${PROJECTS}/${projectId}/roles`, { body: { roleKey: 'k'.repeat(200) } })).status, 200, '200 characters are fine');
   });
 
@@ -127,16 +129,16 @@ describe('projects', () => {
   });
 
   test('a project name that is empty, missing or over 200 characters is 400 naming name', async () => {
-    assertInvalid(await api('POST', PROJECTS, { body: { name: '' } }), ['name'], 'empty');
-    assertInvalid(await api('POST', PROJECTS, { body: {} }), ['name'], 'missing');
-    assertInvalid(await api('POST', PROJECTS, { body: { name: 'n'.repeat(201) } }), ['name'], '201 chars');
-    assertInvalid(await api('POST', PROJECTS, { body: { name: 42 } }), ['name'], 'number');
+    assertInvalid(await api('POST', PROJECTS, { body: { name: '' } }), ['name'], { what: 'empty' });
+    assertInvalid(await api('POST', PROJECTS, { body: {} }), ['name'], { what: 'missing' });
+    assertInvalid(await api('POST', PROJECTS, { body: { name: 'n'.repeat(201) } }), ['name'], { what: '201 chars' });
+    assertInvalid(await api('POST', PROJECTS, { body: { name: 42 } }), ['name'], { what: 'number' });
     assert.equal((await api('POST', PROJECTS, { body: { name: 'n'.repeat(200) } })).status, 200);
   });
 
   test('an unknown field or malformed JSON is 400', async () => {
-    assertInvalid(await api('POST', PROJECTS, { body: { name: 'X', colour: 'red' } }), ['colour'], 'unknown field');
-    assertInvalid(await api('POST', `${PROJECTS}/${projectId}/roles`, { body: { roleKey: 'x', extra: 1 } }), ['extra'], 'unknown role field');
+    assertInvalid(await api('POST', PROJECTS, { body: { name: 'X', colour: 'red' } }), ['colour'], { what: 'unknown field' });
+    assertInvalid(await api('POST', `${PROJECTS}/${projectId}/roles`, { body: { roleKey: 'x', extra: 1 } }), ['extra'], { what: 'unknown role field' });
     const res = await api('POST', PROJECTS, { raw: '{"name": ' });
     assert.equal(res.status, 400, res.text);
     assert.equal(res.json.code, 3);
@@ -205,10 +207,10 @@ describe('OIDC apps', () => {
 
   test('PUT validates the result as a whole and refuses empty or unknown bodies', async () => {
     const dev = await newApp(projectId, { redirectUris: ['http://dev.example.com/cb'], devMode: true });
-    assertInvalid(await api('PUT', appsPath(projectId, dev.appId), { body: { devMode: false } }), ['redirectUris[0]'], 'devMode off with an http URI');
-    assertInvalid(await api('PUT', appsPath(projectId, dev.appId), { body: { redirectUris: [] } }), ['redirectUris'], 'code flow without redirect URIs');
+    assertInvalid(await api('PUT', appsPath(projectId, dev.appId), { body: { devMode: false } }), ['redirectUris[0]'], { what: 'devMode off with an http URI' });
+    assertInvalid(await api('PUT', appsPath(projectId, dev.appId), { body: { redirectUris: [] } }), ['redirectUris'], { what: 'code flow without redirect URIs' });
     assert.equal((await api('PUT', appsPath(projectId, dev.appId), { body: {} })).status, 400, 'empty body');
-    assertInvalid(await api('PUT', appsPath(projectId, dev.appId), { body: { clientSecret: 'mine' } }), ['clientSecret'], 'unknown field');
+    assertInvalid(await api('PUT', appsPath(projectId, dev.appId), { body: { clientSecret: 'mine' } }), ['clientSecret'], { what: 'unknown field' });
     assert.equal((await api('GET', appsPath(projectId, dev.appId))).json.app.devMode, true, 'refused changes leave the app alone');
   });
 
@@ -252,48 +254,48 @@ describe('app validation (400 naming the field)', () => {
   const NATIVE = { appType: 'OIDC_APP_TYPE_NATIVE', authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE' };
 
   test('redirect URIs: https without fragment, not localhost, unless devMode', async () => {
-    assertInvalid(await create({ redirectUris: ['http://app.example.com/cb'] }), ['redirectUris[0]'], 'http without devMode');
+    assertInvalid(await create({ redirectUris: ['http://app.example.com/cb'] }), ['redirectUris[0]'], { what: 'http without devMode' });
     assert.equal((await create({ redirectUris: ['http://app.example.com/cb'], devMode: true })).status, 200, 'http with devMode');
-    assertInvalid(await create({ redirectUris: ['https://localhost/cb'] }), ['redirectUris[0]'], 'https://localhost without devMode');
-    assertInvalid(await create({ redirectUris: ['https://127.0.0.1/cb'] }), ['redirectUris[0]'], 'https://127.0.0.1 without devMode');
+    assertInvalid(await create({ redirectUris: ['https://localhost/cb'] }), ['redirectUris[0]'], { what: 'https://localhost without devMode' });
+    assertInvalid(await create({ redirectUris: ['https://127.0.0.1/cb'] }), ['redirectUris[0]'], { what: 'https://127.0.0.1 without devMode' });
     assert.equal((await create({ redirectUris: ['https://localhost/cb'], devMode: true })).status, 200, 'localhost with devMode');
-    assertInvalid(await create({ redirectUris: ['https://app.example.com/cb#frag'] }), ['redirectUris[0]'], 'fragment');
-    assertInvalid(await create({ redirectUris: ['https://app.example.com/cb#'], devMode: true }), ['redirectUris[0]'], 'empty fragment, even in devMode');
-    assertInvalid(await create({ redirectUris: ['/cb'] }), ['redirectUris[0]'], 'relative');
-    assertInvalid(await create({ redirectUris: ['app.example.com/cb'] }), ['redirectUris[0]'], 'no scheme');
-    assertInvalid(await create({ redirectUris: ['javascript:alert(1)'], devMode: true }), ['redirectUris[0]'], 'javascript:');
-    assertInvalid(await create({ redirectUris: [WEB_CB, 'http://app.example.com/cb'] }), ['redirectUris[1]'], 'the index of the bad URI is named');
+    assertInvalid(await create({ redirectUris: ['https://app.example.com/cb#frag'] }), ['redirectUris[0]'], { what: 'fragment' });
+    assertInvalid(await create({ redirectUris: ['https://app.example.com/cb#'], devMode: true }), ['redirectUris[0]'], { what: 'empty fragment, even in devMode' });
+    assertInvalid(await create({ redirectUris: ['/cb'] }), ['redirectUris[0]'], { what: 'relative' });
+    assertInvalid(await create({ redirectUris: ['app.example.com/cb'] }), ['redirectUris[0]'], { what: 'no scheme' });
+    assertInvalid(await create({ redirectUris: ['javascript:alert(1)'], devMode: true }), ['redirectUris[0]'], { what: 'javascript:' });
+    assertInvalid(await create({ redirectUris: [WEB_CB, 'http://app.example.com/cb'] }), ['redirectUris[1]'], { what: 'the index of the bad URI is named' });
   });
 
   test('custom schemes are for native apps; native http only on loopback', async () => {
-    assertInvalid(await create({ redirectUris: ['com.example.app:/cb'] }), ['redirectUris[0]'], 'custom scheme for a web app');
-    assertInvalid(await create({ redirectUris: ['com.example.app:/cb'], devMode: true }), ['redirectUris[0]'], 'custom scheme for a web app in devMode');
+    assertInvalid(await create({ redirectUris: ['com.example.app:/cb'] }), ['redirectUris[0]'], { what: 'custom scheme for a web app' });
+    assertInvalid(await create({ redirectUris: ['com.example.app:/cb'], devMode: true }), ['redirectUris[0]'], { what: 'custom scheme for a web app in devMode' });
     assert.equal((await create({ redirectUris: ['com.example.app:/cb'], ...NATIVE })).status, 200, 'custom scheme for a native app');
     assert.equal((await create({ redirectUris: ['http://127.0.0.1:8765/cb'], ...NATIVE })).status, 200, 'native http on 127.0.0.1');
-    assertInvalid(await create({ redirectUris: ['http://app.example.com/cb'], ...NATIVE }), ['redirectUris[0]'], 'native http on a public host');
+    assertInvalid(await create({ redirectUris: ['http://app.example.com/cb'], ...NATIVE }), ['redirectUris[0]'], { what: 'native http on a public host' });
     for (const uri of ['javascript:alert(1)', 'data:text/html,hi', 'file:///etc/passwd']) {
-      assertInvalid(await create({ redirectUris: [uri], ...NATIVE }), ['redirectUris[0]'], `native ${uri}`);
+      assertInvalid(await create({ redirectUris: [uri], ...NATIVE }), ['redirectUris[0]'], { what: `native ${uri}` });
     }
   });
 
   test('post-logout redirect URIs follow the same rules', async () => {
     const base = { redirectUris: [WEB_CB] };
-    assertInvalid(await create({ ...base, postLogoutRedirectUris: ['http://app.example.com/bye'] }), ['postLogoutRedirectUris[0]'], 'http');
+    assertInvalid(await create({ ...base, postLogoutRedirectUris: ['http://app.example.com/bye'] }), ['postLogoutRedirectUris[0]'], { what: 'http' });
     assert.equal((await create({ ...base, postLogoutRedirectUris: ['http://app.example.com/bye'], devMode: true })).status, 200, 'http in devMode');
-    assertInvalid(await create({ ...base, postLogoutRedirectUris: ['https://localhost/bye'] }), ['postLogoutRedirectUris[0]'], 'localhost');
-    assertInvalid(await create({ ...base, postLogoutRedirectUris: ['https://app.example.com/bye#x'] }), ['postLogoutRedirectUris[0]'], 'fragment');
-    assertInvalid(await create({ ...base, postLogoutRedirectUris: ['/bye'] }), ['postLogoutRedirectUris[0]'], 'relative');
-    assertInvalid(await create({ ...base, postLogoutRedirectUris: ['javascript:alert(1)'] }), ['postLogoutRedirectUris[0]'], 'javascript:');
-    assertInvalid(await create({ ...base, postLogoutRedirectUris: ['com.example.app:/bye'] }), ['postLogoutRedirectUris[0]'], 'custom scheme for web');
+    assertInvalid(await create({ ...base, postLogoutRedirectUris: ['https://localhost/bye'] }), ['postLogoutRedirectUris[0]'], { what: 'localhost' });
+    assertInvalid(await create({ ...base, postLogoutRedirectUris: ['https://app.example.com/bye#x'] }), ['postLogoutRedirectUris[0]'], { what: 'fragment' });
+    assertInvalid(await create({ ...base, postLogoutRedirectUris: ['/bye'] }), ['postLogoutRedirectUris[0]'], { what: 'relative' });
+    assertInvalid(await create({ ...base, postLogoutRedirectUris: ['javascript:alert(1)'] }), ['postLogoutRedirectUris[0]'], { what: 'javascript:' });
+    assertInvalid(await create({ ...base, postLogoutRedirectUris: ['com.example.app:/bye'] }), ['postLogoutRedirectUris[0]'], { what: 'custom scheme for web' });
     assert.equal((await create({ redirectUris: ['com.example.app:/cb'], postLogoutRedirectUris: ['com.example.app:/bye'], ...NATIVE })).status, 200, 'custom scheme for native');
   });
 
   test('response types and grant types must match each other', async () => {
     const cb = { redirectUris: [WEB_CB] };
-    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_IMPLICIT'] }), ['grantTypes'], 'CODE without AUTHORIZATION_CODE');
-    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_ID_TOKEN'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'] }), ['grantTypes'], 'ID_TOKEN without IMPLICIT');
-    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_IMPLICIT'] }), ['responseTypes'], 'IMPLICIT without an implicit response type');
-    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_ID_TOKEN'], grantTypes: ['OIDC_GRANT_TYPE_IMPLICIT', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'] }), ['grantTypes'], 'REFRESH_TOKEN without AUTHORIZATION_CODE');
+    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_IMPLICIT'] }), ['grantTypes'], { what: 'CODE without AUTHORIZATION_CODE' });
+    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_ID_TOKEN'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'] }), ['grantTypes'], { what: 'ID_TOKEN without IMPLICIT' });
+    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_IMPLICIT'] }), ['responseTypes'], { what: 'IMPLICIT without an implicit response type' });
+    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_ID_TOKEN'], grantTypes: ['OIDC_GRANT_TYPE_IMPLICIT', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'] }), ['grantTypes'], { what: 'REFRESH_TOKEN without AUTHORIZATION_CODE' });
     assert.equal(
       (await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_CODE', 'OIDC_RESPONSE_TYPE_ID_TOKEN'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_IMPLICIT', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'] })).status,
       200,
@@ -302,35 +304,35 @@ describe('app validation (400 naming the field)', () => {
   });
 
   test('user-agent and native apps must use auth method NONE', async () => {
-    assertInvalid(await create({ redirectUris: [WEB_CB], appType: 'OIDC_APP_TYPE_USER_AGENT', authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC' }), ['authMethodType'], 'USER_AGENT with BASIC');
-    assertInvalid(await create({ redirectUris: [WEB_CB], appType: 'OIDC_APP_TYPE_USER_AGENT' }), ['authMethodType'], 'USER_AGENT with the default BASIC');
-    assertInvalid(await create({ redirectUris: ['com.example.app:/cb'], appType: 'OIDC_APP_TYPE_NATIVE', authMethodType: 'OIDC_AUTH_METHOD_TYPE_POST' }), ['authMethodType'], 'NATIVE with POST');
+    assertInvalid(await create({ redirectUris: [WEB_CB], appType: 'OIDC_APP_TYPE_USER_AGENT', authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC' }), ['authMethodType'], { what: 'USER_AGENT with BASIC' });
+    assertInvalid(await create({ redirectUris: [WEB_CB], appType: 'OIDC_APP_TYPE_USER_AGENT' }), ['authMethodType'], { what: 'USER_AGENT with the default BASIC' });
+    assertInvalid(await create({ redirectUris: ['com.example.app:/cb'], appType: 'OIDC_APP_TYPE_NATIVE', authMethodType: 'OIDC_AUTH_METHOD_TYPE_POST' }), ['authMethodType'], { what: 'NATIVE with POST' });
   });
 
   test('the code flow needs at least one redirect URI', async () => {
-    assertInvalid(await create({}), ['redirectUris'], 'no redirect URIs at all');
-    assertInvalid(await create({ redirectUris: [] }), ['redirectUris'], 'an empty list');
+    assertInvalid(await create({}), ['redirectUris'], { what: 'no redirect URIs at all' });
+    assertInvalid(await create({ redirectUris: [] }), ['redirectUris'], { what: 'an empty list' });
   });
 
   test('unknown enum values, duplicate entries, bad names and too many URIs are refused', async () => {
     const cb = { redirectUris: [WEB_CB] };
-    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_TOKEN'] }), ['responseTypes[0]'], 'unknown response type');
-    assertInvalid(await create({ ...cb, grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_PASSWORD'] }), ['grantTypes[1]'], 'unknown grant type');
-    assertInvalid(await create({ ...cb, appType: 'OIDC_APP_TYPE_DESKTOP' }), ['appType'], 'unknown app type');
-    assertInvalid(await create({ ...cb, authMethodType: 'OIDC_AUTH_METHOD_TYPE_TLS' }), ['authMethodType'], 'unknown auth method');
-    assertInvalid(await create({ ...cb, accessTokenType: 'OIDC_TOKEN_TYPE_MAC' }), ['accessTokenType'], 'unknown token type');
-    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_CODE', 'OIDC_RESPONSE_TYPE_CODE'] }), ['responseTypes'], 'duplicate response type');
-    assertInvalid(await create({ ...cb, grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_AUTHORIZATION_CODE'] }), ['grantTypes'], 'duplicate grant type');
-    assertInvalid(await create({ ...cb, responseTypes: [] }), ['responseTypes'], 'no response types');
-    assertInvalid(await create({ ...cb, name: '' }), ['name'], 'empty name');
-    assertInvalid(await create({ ...cb, name: 'n'.repeat(201) }), ['name'], '201-character name');
-    assertInvalid(await api('POST', appsPath(projectId), { body: { redirectUris: [WEB_CB] } }), ['name'], 'missing name');
-    assertInvalid(await create({ ...cb, devMode: 'yes' }), ['devMode'], 'a non-boolean flag');
+    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_TOKEN'] }), ['responseTypes[0]'], { what: 'unknown response type' });
+    assertInvalid(await create({ ...cb, grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_PASSWORD'] }), ['grantTypes[1]'], { what: 'unknown grant type' });
+    assertInvalid(await create({ ...cb, appType: 'OIDC_APP_TYPE_DESKTOP' }), ['appType'], { what: 'unknown app type' });
+    assertInvalid(await create({ ...cb, authMethodType: 'OIDC_AUTH_METHOD_TYPE_TLS' }), ['authMethodType'], { what: 'unknown auth method' });
+    assertInvalid(await create({ ...cb, accessTokenType: 'OIDC_TOKEN_TYPE_MAC' }), ['accessTokenType'], { what: 'unknown token type' });
+    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_CODE', 'OIDC_RESPONSE_TYPE_CODE'] }), ['responseTypes'], { what: 'duplicate response type' });
+    assertInvalid(await create({ ...cb, grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_AUTHORIZATION_CODE'] }), ['grantTypes'], { what: 'duplicate grant type' });
+    assertInvalid(await create({ ...cb, responseTypes: [] }), ['responseTypes'], { what: 'no response types' });
+    assertInvalid(await create({ ...cb, name: '' }), ['name'], { what: 'empty name' });
+    assertInvalid(await create({ ...cb, name: 'n'.repeat(201) }), ['name'], { what: '201-character name' });
+    assertInvalid(await api('POST', appsPath(projectId), { body: { redirectUris: [WEB_CB] } }), ['name'], { what: 'missing name' });
+    assertInvalid(await create({ ...cb, devMode: 'yes' }), ['devMode'], { what: 'a non-boolean flag' });
     const many = Array.from({ length: 51 }, (_, i) => `https://app.example.com/cb${i}`);
-    assertInvalid(await create({ redirectUris: many }), ['redirectUris'], '51 redirect URIs');
-    assertInvalid(await create({ ...cb, postLogoutRedirectUris: many }), ['postLogoutRedirectUris'], '51 post-logout URIs');
+    assertInvalid(await create({ redirectUris: many }), ['redirectUris'], { what: '51 redirect URIs' });
+    assertInvalid(await create({ ...cb, postLogoutRedirectUris: many }), ['postLogoutRedirectUris'], { what: '51 post-logout URIs' });
     assert.equal((await create({ redirectUris: many.slice(0, 50) })).status, 200, '50 redirect URIs are fine');
-    assertInvalid(await create({ ...cb, clientSecret: 'chosen' }), ['clientSecret'], 'unknown field');
+    assertInvalid(await create({ ...cb, clientSecret: 'chosen' }), ['clientSecret'], { what: 'unknown field' });
     const malformed = await api('POST', appsPath(projectId), { raw: '{"name":"x",' });
     assert.equal(malformed.status, 400, malformed.text);
   });
@@ -357,7 +359,7 @@ describe('permissions', () => {
     });
     assert.equal(setup.status, 200, setup.text);
     otherOrgId = setup.json.orgId;
-    managerToken = await server.insertPat(setup.json.userId);
+    managerToken = await insertPat(server, setup.json.userId);
     otherProjectId = await newProject('Second project', { 'x-service-orgid': otherOrgId });
     const app = await api('POST', appsPath(otherProjectId), { body: { name: 'Second app', redirectUris: [WEB_CB] }, headers: { 'x-service-orgid': otherOrgId } });
     assert.equal(app.status, 200, app.text);
@@ -577,11 +579,11 @@ describe('app keys and private_key_jwt', () => {
 
   test('keys are only for PRIVATE_KEY_JWT apps, and must not expire in the past', async () => {
     const basic = await newApp(projectId, { redirectUris: [WEB_CB] });
-    assertInvalid(await api('POST', keysPath(basic.appId), { body: { type: 'KEY_TYPE_JSON' } }), ['authMethodType'], 'key for a BASIC app');
-    assertInvalid(await api('POST', keysPath(app.appId), { body: { type: 'KEY_TYPE_JSON', expirationDate: '2001-01-01T00:00:00Z' } }), ['expirationDate'], 'past expiration');
-    assertInvalid(await api('POST', keysPath(app.appId), { body: { type: 'KEY_TYPE_JSON', expirationDate: 'tomorrow' } }), ['expirationDate'], 'not a date');
-    assertInvalid(await api('POST', keysPath(app.appId), { body: { type: 'KEY_TYPE_PEM' } }), ['type'], 'unknown key type');
-    assertInvalid(await api('POST', keysPath(app.appId), { body: {} }), ['type'], 'missing type');
+    assertInvalid(await api('POST', keysPath(basic.appId), { body: { type: 'KEY_TYPE_JSON' } }), ['authMethodType'], { what: 'key for a BASIC app' });
+    assertInvalid(await api('POST', keysPath(app.appId), { body: { type: 'KEY_TYPE_JSON', expirationDate: '2001-01-01T00:00:00Z' } }), ['expirationDate'], { what: 'past expiration' });
+    assertInvalid(await api('POST', keysPath(app.appId), { body: { type: 'KEY_TYPE_JSON', expirationDate: 'tomorrow' } }), ['expirationDate'], { what: 'not a date' });
+    assertInvalid(await api('POST', keysPath(app.appId), { body: { type: 'KEY_TYPE_PEM' } }), ['type'], { what: 'unknown key type' });
+    assertInvalid(await api('POST', keysPath(app.appId), { body: {} }), ['type'], { what: 'missing type' });
     const future = await api('POST', keysPath(app.appId), { body: { type: 'KEY_TYPE_JSON', expirationDate: '2099-01-01T00:00:00Z' } });
     assert.equal(future.status, 200, future.text);
     assert.equal(future.json.expirationDate, '2099-01-01T00:00:00.000Z');

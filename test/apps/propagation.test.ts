@@ -9,7 +9,8 @@ import { authorize, startChild, wentToLogin, type ChildServer } from '../support
 
 // docs/api/projects-apps.md: a change or removal of an app takes effect on
 // the node that made it at once and on every other node within seconds
-// (SPEC: 5 s). Two real server processes share one PostgreSQL schema.
+// (docs/api/projects-apps.md: 3 s; the test allows 5 s). Two real server
+// processes share one PostgreSQL schema.
 
 const CB = 'https://app.example.com/cb';
 const KEPT = 'https://app.example.com/kept';

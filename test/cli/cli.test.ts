@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startAdminServer, type AdminServer } from '../support/admin.ts';
+import { testServer, type TestServer } from '../support/server.ts';
 import { NODE, ROOT } from '../support/server.ts';
 import { COMMANDS } from '../../cli/commands.ts';
 import { run } from '../../cli/portcullis.ts';
@@ -37,7 +37,7 @@ function runCli(args: string[], env: Record<string, string> = {}): Promise<Resul
 const noStackTrace = (r: Result) => assert.doesNotMatch(r.stdout + r.stderr, /\n\s+at .+:\d+:\d+/, 'stack trace printed');
 
 describe('portcullis CLI against a real server', () => {
-  let server: AdminServer;
+  let server: TestServer;
   let patFile: string;
   let work: string;
   let orgId: string;
@@ -58,7 +58,7 @@ describe('portcullis CLI against a real server', () => {
   }
 
   before(async () => {
-    server = await startAdminServer();
+    server = await testServer();
     patFile = join(server.dataDir, 'admin.pat');
     work = mkdtempSync(join(tmpdir(), 'portcullis-cli-'));
   });
@@ -278,6 +278,49 @@ describe('portcullis CLI against a real server', () => {
     const missingFile = await runCli(['add-project', '--name', 'x', '--url', server.url, '--pat-file', join(work, 'absent.pat')]);
     assert.equal(missingFile.code, 1);
     assert.match(missingFile.stderr, /^error: cannot read the PAT file .*ENOENT/);
+  });
+
+  test('lockout policy: show, set (org and instance), reset; bad numbers are usage errors', async () => {
+    const shown = await cli('lockout-policy');
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.equal(shown.stdout, 'Lockout policy of the org (the instance default)\nmaxPasswordAttempts: 10\nmaxOtpAttempts: 10\nlockoutDurationSeconds: 900 (locked 900 s)\n');
+    const set = await cli('set-lockout-policy', '--max-password-attempts', '2', '--lockout-seconds', '0');
+    assert.equal(set.code, 0, set.stderr);
+    assert.equal(set.stdout, 'Set the lockout policy of the org.\n');
+    const own = await cli('lockout-policy', '--json');
+    assert.equal(JSON.parse(own.stdout).isDefault, false);
+    assert.equal(JSON.parse(own.stdout).policy.maxPasswordAttempts, 2);
+    const instance = await cli('set-lockout-policy', '--instance', '--max-otp-attempts', '0');
+    assert.equal(instance.code, 0, instance.stderr);
+    assert.match((await cli('lockout-policy', '--instance')).stdout, /^Instance default lockout policy\nmaxPasswordAttempts: 10\nmaxOtpAttempts: 0 \(no lockout\)/);
+    const reset = await cli('reset-lockout-policy');
+    assert.equal(reset.code, 0, reset.stderr);
+    assert.match((await cli('lockout-policy')).stdout, /the instance default\)\nmaxPasswordAttempts: 10\nmaxOtpAttempts: 0/);
+    assert.equal((await cli('reset-lockout-policy')).code, 1, 'nothing to reset: the API answers 404');
+    for (const bad of ['-1', '1.5', 'ten', '99999999999']) {
+      const r = await cli('set-lockout-policy', `--max-password-attempts=${bad}`);
+      assert.equal(r.code, 2, bad);
+      assert.match(r.stderr, /^error: --max-password-attempts must be a whole number/);
+    }
+    assert.equal((await cli('set-lockout-policy')).code, 2, 'no field given');
+  });
+
+  test('unlock: a locked user is unlocked; one that is not locked is an error', async () => {
+    const human = await fetch(`${server.url}/management/v1/users/human`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.pat}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ userName: 'locked-lou', profile: { firstName: 'L', lastName: 'L' }, email: { email: 'lou@example.test' } }),
+    });
+    const { userId } = (await human.json()) as { userId: string };
+    await server.running.db.query("UPDATE users SET state = 'locked' WHERE id = $1", [userId]);
+    const r = await cli('unlock', '--user', userId);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `Unlocked user ${userId}\n`);
+    const { rows } = await server.running.db.query<{ state: string }>('SELECT state FROM users WHERE id = $1', [userId]);
+    assert.equal(rows[0]!.state, 'active');
+    const again = await cli('unlock', '--user', userId);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /not locked/);
   });
 
   test('an unreachable server gives one line and exit 1', async () => {

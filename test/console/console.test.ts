@@ -6,7 +6,9 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { apiClient, type Api } from '../support/api.ts';
 import { landedOn, launchBrowser, needsChromium, signIn } from '../support/browser.ts';
-import { freePort, readAdminPat, ROOT, startInProcess, type InProcessServer } from '../support/server.ts';
+import { freePort, ROOT, testServer, type TestServer } from '../support/server.ts';
+import { passwordForm } from '../support/login-form.ts';
+import { consoleRedirectUri } from '../../src/commands/console-app.ts';
 
 // The console in Chromium, as its users meet it: signing in as the
 // first-start admin, each page by the accessible names of docs (README,
@@ -18,7 +20,7 @@ import { freePort, readAdminPat, ROOT, startInProcess, type InProcessServer } fr
 describe('the console in Chromium', { skip: needsChromium }, () => {
   const ADMIN = { loginName: 'admin@default.example.test', password: 'Console-Admin-Passw0rd' };
   const SHOTS = join(ROOT, 'test-results/console');
-  let server: InProcessServer;
+  let server: TestServer;
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
@@ -31,7 +33,8 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
   function watch(p: Page): void {
     p.on('console', (message) => {
       // API answers of 4xx are part of the tests (bad input, missing calls); anything else is a problem.
-      if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) problems.push(message.text());
+      if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text()))
+        problems.push(message.text());
     });
     p.on('pageerror', (error) => problems.push(error.message));
   }
@@ -40,7 +43,11 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
   async function audit(name: string): Promise<void> {
     const results = await new AxeBuilder({ page }).analyze();
     const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`), [], `axe-core on ${name}`);
+    assert.deepEqual(
+      bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
+      [],
+      `axe-core on ${name}`,
+    );
     await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
     audited.push(name);
   }
@@ -54,10 +61,10 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
     mkdirSync(SHOTS, { recursive: true });
     const port = await freePort();
     [server, browser] = await Promise.all([
-      startInProcess({ PORT: String(port), ISSUER: `http://localhost:${port}`, INSTANCE_DOMAIN: 'example.test', ADMIN_PASSWORD: ADMIN.password }),
+      testServer({ env: { PORT: String(port), ISSUER: `http://localhost:${port}`, ADMIN_PASSWORD: ADMIN.password } }),
       launchBrowser(),
     ]);
-    admin = apiClient(server.url, readAdminPat(server.dataDir), { strictJson: true });
+    admin = server.api;
     consoleUrl = `${server.issuer}/ui/console/`;
     context = await browser.newContext({ locale: 'en-US' });
     context.setDefaultTimeout(10_000);
@@ -119,24 +126,28 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
     assert.equal(await rows.count(), 8);
   });
 
-  it("shows a user's lock state and unlocks it (or says the server cannot)", async () => {
-    const { rows } = await server.running.db.query<{ id: string }>("UPDATE users SET state = 'locked' WHERE user_name = 'grace' RETURNING id");
-    const userId = rows[0]!.id;
-    await page.goto(`${consoleUrl}users/${userId}`);
+  it('shows a user locked by failed logins and unlocks it', async () => {
+    const policy = await admin('PUT', '/admin/v1/policies/lockout', { body: { maxPasswordAttempts: 3, lockoutDurationSeconds: 0 } });
+    assert.equal(policy.status, 200, policy.text);
+    const guess = await passwordForm(server.url, 'portcullis-console', {}, consoleRedirectUri(server.issuer));
+    for (let i = 0; i < 3; i++) assert.equal((await guess('grace@default.example.test', `wrong-${i}`)).status, 200);
+    const found = await admin('POST', '/management/v1/users/_search', { body: { queries: [{ userNameQuery: { userName: 'grace' } }] } });
+    const userId = found.body.result[0].id;
+    assert.equal(found.body.result[0].state, 'USER_STATE_LOCKED');
+
+    await page.goto(`${consoleUrl}users`);
+    await page.getByLabel('State').selectOption('USER_STATE_LOCKED');
+    await page.getByText('1–1 of 1').waitFor();
+    await page.getByRole('link', { name: 'grace@default.example.test' }).click();
     await page.getByRole('heading', { level: 1, name: 'grace@default.example.test' }).waitFor();
     const lock = page.getByRole('region', { name: 'Lock state' });
     await lock.getByRole('button', { name: 'Unlock' }).waitFor();
     await audit('user-locked');
-    // The unlock call arrives with the lockout behaviour; until then the console says it is not there.
-    const probe = await admin('POST', '/management/v1/users/0/_unlock', { body: {} });
-    const served = !(probe.status === 404 && String(probe.body?.message).startsWith('no API call'));
     await lock.getByRole('button', { name: 'Unlock' }).click();
-    if (served) {
-      await lock.getByText('The user is unlocked.').waitFor();
-      await lock.getByText('Not locked').waitFor();
-    } else {
-      await lock.getByText('Unlocking is not available on this server.').waitFor();
-    }
+    await lock.getByText('The user is unlocked.').waitFor();
+    await lock.getByText('Not locked').waitFor();
+    assert.equal((await admin('GET', `/management/v1/users/${userId}`)).body.user.state, 'USER_STATE_ACTIVE');
+    assert.equal((await guess('grace@default.example.test', 'Grace-Passw0rd')).status, 303, 'the right password signs in again');
   });
 
   it("shows a machine user's key and token once, with copy and download", async () => {
@@ -147,7 +158,10 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
     const secret = page.getByRole('region', { name: 'Token' });
     const token = (await secret.locator('pre').innerText()).trim();
     assert.match(token, /^[A-Za-z0-9_-]{20,}$/);
-    assert.equal(await secret.getByRole('link', { name: 'Download' }).getAttribute('download'), `${(await admin('GET', `/management/v1/users/${page.url().split('/').pop()}/pats`)).body.result[0].id}.pat`);
+    assert.equal(
+      await secret.getByRole('link', { name: 'Download' }).getAttribute('download'),
+      `${(await admin('GET', `/management/v1/users/${page.url().split('/').pop()}/pats`)).body.result[0].id}.pat`,
+    );
     // The token works: it is the machine user's PAT.
     assert.equal((await apiClient(server.url, token)('POST', '/management/v1/users/_search', { body: {} })).status, 403, 'a PAT of a user without roles');
     await audit('user-machine');
@@ -173,7 +187,10 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
 
     await page.getByRole('link', { name: 'Apps of this project' }).click();
     await page.getByRole('heading', { level: 1, name: 'Apps' }).waitFor();
-    assert.equal(await page.getByLabel('Project').inputValue(), (await admin('POST', '/management/v1/projects/_search', { body: { queries: [{ nameQuery: { name: 'Shop' } }] } })).body.result[0].id);
+    assert.equal(
+      await page.getByLabel('Project').inputValue(),
+      (await admin('POST', '/management/v1/projects/_search', { body: { queries: [{ nameQuery: { name: 'Shop' } }] } })).body.result[0].id,
+    );
     await page.getByRole('button', { name: 'New app' }).click();
     await page.getByLabel('Name', { exact: true }).fill('Web shop');
     await page.getByLabel('Redirect URIs (one per line)', { exact: true }).fill('https://shop.example/cb');
@@ -187,7 +204,11 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
     await audit('apps');
     const clientId = await page.locator('main [data-client-id]').getAttribute('data-client-id');
     // The secret is the app's: client_credentials is not its grant, but the engine authenticates it first.
-    const token = await fetch(`${server.url}/oauth/v2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${value}`).toString('base64')}` }, body: 'grant_type=refresh_token&refresh_token=unknown' });
+    const token = await fetch(`${server.url}/oauth/v2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${value}`).toString('base64')}` },
+      body: 'grant_type=refresh_token&refresh_token=unknown',
+    });
     assert.equal(((await token.json()) as { error?: string }).error, 'invalid_grant', 'the client authenticated; only the refresh token is unknown');
 
     await page.getByRole('link', { name: 'Web shop' }).click();
@@ -210,7 +231,10 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
     await page.getByText('Keys rotated.').waitFor();
     await page.waitForFunction(`document.querySelectorAll('table tbody tr').length > ${before.length}`);
     const afterRotation = await table.locator('tbody tr td:first-child').allInnerTexts();
-    assert.ok(afterRotation.some((kid) => !before.includes(kid)), 'a new key is listed');
+    assert.ok(
+      afterRotation.some((kid) => !before.includes(kid)),
+      'a new key is listed',
+    );
     await audit('signing-keys');
   });
 
@@ -224,7 +248,11 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
     const table = page.getByRole('table', { name: /Events/ });
     const first = await table.locator('tbody tr td:first-child').allInnerTexts();
     assert.equal(first.length, 25);
-    assert.deepEqual(first, [...first].sort((a, b) => Number(b) - Number(a)), 'newest first');
+    assert.deepEqual(
+      first,
+      [...first].sort((a, b) => Number(b) - Number(a)),
+      'newest first',
+    );
     await page.getByRole('button', { name: 'Next page' }).click();
     await page.getByText(`26–50 of ${total}`).waitFor();
     const second = await table.locator('tbody tr td:first-child').allInnerTexts();
@@ -302,7 +330,15 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
 
   it("shows an org owner their own org only, without the instance's pages", async () => {
     const setup = await admin('POST', '/admin/v1/orgs/_setup', {
-      body: { org: { name: 'ACME', domain: 'acme.example.test' }, human: { userName: 'olive', profile: { firstName: 'Olive', lastName: 'Owner' }, email: { email: 'olive@acme.example.test' }, password: 'Olive-Passw0rd' } },
+      body: {
+        org: { name: 'ACME', domain: 'acme.example.test' },
+        human: {
+          userName: 'olive',
+          profile: { firstName: 'Olive', lastName: 'Owner' },
+          email: { email: 'olive@acme.example.test' },
+          password: 'Olive-Passw0rd',
+        },
+      },
     });
     assert.equal(setup.status, 200, setup.text);
     const owner = await browser.newContext({ locale: 'en-US' });
@@ -314,7 +350,13 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
       await p.getByRole('heading', { level: 1, name: 'Users' }).waitFor({ timeout: 10_000 });
       await p.getByText('1–1 of 1').waitFor({ timeout: 10_000 });
       assert.deepEqual(await p.getByRole('table', { name: 'Users' }).locator('tbody a').allInnerTexts(), ['olive@acme.example.test']);
-      assert.deepEqual(await p.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts(), ['Users', 'Projects', 'Apps', 'Members', 'Policies']);
+      assert.deepEqual(await p.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts(), [
+        'Users',
+        'Projects',
+        'Apps',
+        'Members',
+        'Policies',
+      ]);
       assert.equal(await p.getByLabel('Organization').count(), 0, 'no org switch');
     } finally {
       await owner.close();

@@ -24,7 +24,7 @@ describe('login name', () => {
 });
 
 describe('genders', () => {
-  it('are exactly the four of SEED 2.5', () => {
+  it('are exactly the four of docs/api/users.md', () => {
     assert.deepEqual([...GENDERS], ['GENDER_UNSPECIFIED', 'GENDER_FEMALE', 'GENDER_MALE', 'GENDER_DIVERSE']);
   });
 });

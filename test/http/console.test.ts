@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { get } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
-import { startInProcess, type InProcessServer } from '../support/server.ts';
+import { testServer, type TestServer } from '../support/server.ts';
 
 // How the console is served (README, "Console"): one page for every path
 // below /ui/console/, its script and style sheet from this origin under the
@@ -31,12 +31,12 @@ function rawGet(url: string, headers: Record<string, string> = {}): Promise<Raw>
 }
 
 describe('the console page and its files', () => {
-  let server: InProcessServer;
+  let server: TestServer;
   let page: Raw;
   let assets: string[];
 
   before(async () => {
-    server = await startInProcess({});
+    server = await testServer();
     page = await rawGet(`${server.url}/ui/console/`, { 'accept-encoding': 'br, gzip' });
     assets = [...page.body.toString().matchAll(/(?:src|href)="(\/ui\/console\/assets\/[^"]+)"/g)].map((m) => m[1]!);
   });
@@ -65,7 +65,11 @@ describe('the console page and its files', () => {
     assert.equal(page.headers['x-frame-options'], 'DENY');
     assert.equal(page.headers['cache-control'], 'no-store');
     const html = page.body.toString();
-    assert.deepEqual([...html.matchAll(/<script\b[^>]*>/g)].map((m) => /\ssrc="\/ui\/console\/assets\//.test(m[0])), [true], 'one script, from our own files');
+    assert.deepEqual(
+      [...html.matchAll(/<script\b[^>]*>/g)].map((m) => /\ssrc="\/ui\/console\/assets\//.test(m[0])),
+      [true],
+      'one script, from our own files',
+    );
     assert.doesNotMatch(html, /<style|\sstyle=|\son[a-z]+=/i);
     assert.match(html, new RegExp(`data-redirect-uri="${server.issuer}/ui/console/callback"`));
     assert.match(html, /data-client-id="portcullis-console"/);

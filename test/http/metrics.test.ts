@@ -2,7 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startInProcess, type InProcessServer } from '../support/server.ts';
+import { testServer, type InProcessServer } from '../support/server.ts';
 
 function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
   const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
@@ -14,7 +14,7 @@ describe('GET /metrics', () => {
   let server: InProcessServer;
   let pat: string;
   before(async () => {
-    server = await startInProcess();
+    server = await testServer();
     pat = readFileSync(join(server.config.dataDir, 'admin.pat'), 'utf8').trim();
   });
   after(() => server.stop());

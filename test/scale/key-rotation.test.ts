@@ -3,14 +3,15 @@ import { after, before, describe, test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import { startInProcess, type InProcessServer } from '../support/server.ts';
+import { testServer, type InProcessServer } from '../support/server.ts';
 import { request as http, type ApiResponse as HttpResult } from '../support/api.ts';
 import { postForm } from '../support/cluster.ts';
 import { deriveKey, resolveMasterKey } from '../../src/keys/master-key.ts';
-import { advanceSigningKeys, listSigningKeys, type SigningKeyView } from '../../src/keys/rotation.ts';
+import { advanceSigningKeys } from '../../src/keys/rotation.ts';
+import { listSigningKeys, type SigningKeyView } from '../../src/queries/signing-keys.ts';
 import { loadSigningKeys } from '../../src/keys/signing-keys.ts';
 
-// docs/api/signing-keys.md and SPEC 2.1: the JWKS publishes the next, current
+// docs/api/signing-keys.md: the JWKS publishes the next, current
 // and previous keys; keys rotate on demand (IAM_OWNER) and on schedule
 // (KEY_ROTATION_INTERVAL); a rotated-out key stays published until every
 // token it signed has expired; private parts never leave the database sealed.
@@ -30,7 +31,7 @@ interface World {
 }
 
 async function startWorld(env: Record<string, string> = {}): Promise<World> {
-  const server = await startInProcess({ INSTANCE_DOMAIN: 'example.test', ...env });
+  const server = await testServer({ env });
   const adminPat = readFileSync(join(server.config.dataDir, 'admin.pat'), 'utf8').trim();
   const master = resolveMasterKey(server.config.masterKey, server.config.dataDir);
   return {

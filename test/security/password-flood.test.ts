@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import { apiClient, type Api } from '../support/api.ts';
-import { readAdminPat, startInProcess, type InProcessServer } from '../support/server.ts';
+import { readAdminPat, testServer, type InProcessServer } from '../support/server.ts';
 
 // argon2id runs at most as many at once as CPUs, behind a bounded waiting
 // line (docs/security.md): a flood of password work beyond it is answered
@@ -12,7 +12,7 @@ describe('a flood of password hashing on the admin API', () => {
   let server: InProcessServer;
   let admin: Api;
   before(async () => {
-    server = await startInProcess();
+    server = await testServer();
     admin = apiClient(server.url, readAdminPat(server.dataDir));
   });
   after(async () => {

@@ -4,7 +4,7 @@ import * as client from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
 import { apiClient, request } from '../support/api.ts';
 import { codeLogin, confidentialAppFor, landedOn, launchBrowser, needsChromium, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser } from '../support/browser.ts';
-import { readAdminPat, startInProcess } from '../support/server.ts';
+import { readAdminPat, testServer } from '../support/server.ts';
 
 // Browser hardening of every HTML page the service renders (the login pages,
 // and the engine's error, logout and form_post pages): a Content Security
@@ -36,7 +36,7 @@ function directives(csp: string | null): Map<string, string[]> {
   return new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).filter((d) => d[0]).map(([name, ...values]) => [name!, values]));
 }
 
-/** The headers SPEC'd for every HTML page, and no inline script or style in the page itself. */
+/** The headers docs/security.md names for every HTML page, and no inline script or style in the page itself. */
 function assertHardened(headers: Headers | Record<string, string>, html: string, what: string): void {
   const get = (name: string) => (headers instanceof Headers ? headers.get(name) : (headers[name] ?? null));
   assert.match(get('content-type') ?? '', /^text\/html/, what);
@@ -130,7 +130,7 @@ describe('cookie attributes', () => {
   });
 
   test('with an https issuer every cookie is Secure, HttpOnly and SameSite=Lax, through the whole login', async () => {
-    const https = await startInProcess({ ISSUER: 'https://id.example.test', INSTANCE_DOMAIN: 'example.test' }, { sharedStores: false });
+    const https = await testServer({ env: { ISSUER: 'https://id.example.test' }, sharedStores: false });
     try {
       const api = apiClient(https.url, readAdminPat(https.dataDir));
       const project = await api('POST', '/management/v1/projects', { body: { name: 'P' } });

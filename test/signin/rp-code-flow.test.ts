@@ -10,7 +10,7 @@ describe('in Chromium', { skip: needsChromium }, () => {
 
 // A relying party (openid-client, in this process) signs a user in through
 // Chromium: authorization code with PKCE, userinfo, refresh tokens, end
-// session and the implicit flow, and the errors of SEED 7.1 and 7.2.
+// session and the implicit flow, and the errors of RFC 6749 4.1.2.1 and 5.2.
 
 const RESOURCE_OWNER = ['urn:service:iam:user:resourceowner:id', 'urn:service:iam:user:resourceowner:name', 'urn:service:iam:user:resourceowner:primary_domain'];
 const PROFILE = ['name', 'given_name', 'family_name', 'nickname', 'preferred_username', 'locale', 'gender', 'updated_at'];
@@ -226,7 +226,7 @@ describe('a confidential web app signs a user in with openid-client (authorizati
     assert.deepEqual(sorted(Object.keys(info)), sorted(['sub', ...RESOURCE_OWNER, ...EMAIL]));
   });
 
-  test('the ID token from the token endpoint has no profile or email claims without idTokenUserinfoAssertion (SEED 4.1 rule 1)', async (t) => {
+  test('the ID token from the token endpoint has no profile or email claims without idTokenUserinfoAssertion (OIDC Core 5.4)', async (t) => {
     const { page } = await freshPage(t);
     const { tokens } = await userLogin(page, webConfig, 'openid profile email phone');
     const idToken = await verifyIdToken(tokens.id_token!, web.clientId);
@@ -261,7 +261,7 @@ describe('refresh tokens', () => {
     assert.equal(online.tokens.refresh_token, undefined, 'no refresh token without offline_access');
   });
 
-  test('using a refresh token returns a new, different refresh token (rotation on every use, SPEC 2.1)', async (t) => {
+  test('using a refresh token returns a new, different refresh token (rotation on every use, docs/oidc.md)', async (t) => {
     const { page } = await freshPage(t);
     const { tokens } = await userLogin(page, webConfig, 'openid profile offline_access');
     const first = tokens.refresh_token!;
@@ -351,7 +351,7 @@ describe('PKCE', () => {
   });
 });
 
-describe('authorization errors (SEED 7.1)', () => {
+describe('authorization errors (RFC 6749 4.1.2.1, OIDC Core 3.1.2.6)', () => {
   test('an unregistered redirect_uri shows an error page on the server (400, HTML) and never reaches the relying party', async (t) => {
     const { page, visited } = await freshPage(t);
     const url = new URL('/oauth/v2/authorize', world.issuer);
@@ -376,7 +376,7 @@ describe('authorization errors (SEED 7.1)', () => {
   });
 
   test('missing openid is invalid_scope at the redirect', async (t) => {
-    // SEED 7.1: "invalid_scope: Requested scope invalid, typically openid missing"; SEED 4.1: scope must contain openid.
+    // OIDC Core 3.1.2.1: scope must contain openid; docs/oidc.md: without it the app receives invalid_scope.
     const { page } = await freshPage(t);
     const verifier = client.randomPKCECodeVerifier();
     const received = await authorizeExpectingRedirect(page, [
@@ -424,7 +424,7 @@ describe('authorization errors (SEED 7.1)', () => {
   });
 });
 
-describe('userinfo refuses bad tokens (SPEC 2)', () => {
+describe('userinfo refuses bad tokens (RFC 6750 3.1, docs/oidc.md)', () => {
   test('a request without an access token is 401 with WWW-Authenticate: Bearer error="invalid_token"', async () => {
     const response = await userinfo();
     assert.equal(((await response.json()) as { error?: string }).error, 'invalid_token');
@@ -444,7 +444,7 @@ describe('userinfo refuses bad tokens (SPEC 2)', () => {
   });
 });
 
-describe('end session (SEED 4.6)', () => {
+describe('end session (OIDC RP-Initiated Logout 1.0, docs/oidc.md)', () => {
   function endSessionUrl(params: Record<string, string>): string {
     return client.buildEndSessionUrl(webConfig, params).href;
   }

@@ -8,9 +8,9 @@ import { signIn, startLoginUi, type LoginUi, type RelyingParty, type SignInWorld
 // The whole file drives Chromium: skipped, with its reason, where it is not installed.
 describe('in Chromium', { skip: needsChromium }, () => {
 
-// SEED 4.1 / SPEC 2.2 in a real browser: what each prompt value, login_hint,
-// max_age, id_token_hint and ui_locales make the login UI do, and what the
-// relying party gets back.
+// docs/oidc.md (Browser sign-in) and OIDC Core 3.1.2.1 in a real browser:
+// what each prompt value, login_hint, max_age, id_token_hint and ui_locales
+// make the login UI do, and what the relying party gets back.
 
 let ui: LoginUi<'alice' | 'bob'>;
 let world: SignInWorld;

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { assertErrorBody } from './assertions.ts';
 
-// HTTP for tests: requests that fail the test on any 5xx (SPEC 3: caller
-// mistakes are 4xx, never 500), JSON calls of the admin/management API with a
-// bearer token, and assertions on the SEED 2.7 error body.
+// HTTP for tests: requests that fail the test on any 5xx (docs/api/README.md:
+// caller mistakes are 4xx, never 500), JSON calls of the admin/management API with a
+// bearer token, and assertions on the error body of docs/api/README.md.
 
 export interface ApiResponse {
   status: number;
@@ -30,7 +31,7 @@ export async function readResponse(response: Response): Promise<ApiResponse> {
 export interface RequestOptions {
   /** Fail the test when a non-empty body is not JSON. */
   strictJson?: boolean;
-  /** Assert the SEED 2.7 error body on every 4xx answer. */
+  /** Assert the error body of docs/api/README.md on every 4xx answer. */
   errorBody?: boolean;
 }
 
@@ -86,35 +87,11 @@ export function basicHeader(clientId: string, secret: string): string {
   return `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 }
 
-// ---- the SEED 2.7 error body
-
-/** SEED 2.7: `{code: integer, message: string, details: [{'@type': string}]}`. */
-export function assertErrorBody(response: ApiResponse, code?: number): void {
-  const { body } = response;
-  assert.ok(body && typeof body === 'object' && !Array.isArray(body), `error body is not a JSON object (HTTP ${response.status}): ${response.text.slice(0, 300)}`);
-  assert.equal(typeof body.code, 'number', `error body has no numeric code: ${response.text.slice(0, 300)}`);
-  assert.ok(Number.isInteger(body.code));
-  assert.equal(typeof body.message, 'string');
-  assert.ok(Array.isArray(body.details), 'error body has no details array');
-  for (const detail of body.details) assert.equal(typeof detail['@type'], 'string');
-  if (code !== undefined) assert.equal(body.code, code, `expected code ${code}, got ${body.code}: ${body.message}`);
-}
-
-/** The fields named by the `google.rpc.BadRequest` detail of a 400. */
-export function violatedFields(response: ApiResponse): string[] {
-  const detail = (response.body?.details ?? []).find((d: { '@type': string }) => d['@type'] === 'type.googleapis.com/google.rpc.BadRequest');
-  return (detail?.fieldViolations ?? []).map((v: { field: string }) => v.field);
-}
-
-/** A 400 with code 3 naming exactly these fields (in any order). */
-export function assertInvalid(response: ApiResponse, fields: string[], what = ''): void {
-  assert.equal(response.status, 400, `${what}: expected 400, got ${response.status} ${response.text.slice(0, 300)}`);
-  assert.equal(response.body?.code, 3, `${what}: code 3 expected`);
-  assert.deepEqual(violatedFields(response).sort(), [...fields].sort(), `${what}: fields named in ${response.text.slice(0, 500)}`);
-}
-
-/** `assertInvalid`, with the whole error body in the SEED 2.7 shape. */
-export function assertViolations(response: ApiResponse, fields: string[]): void {
-  assertInvalid(response, fields, response.body?.message);
-  assertErrorBody(response, 3);
+/**
+ * One HTTP call, following redirects. Every answer of the admin API is
+ * checked to be no 500 (caller mistakes are 4xx, never 500) and, when it is
+ * an error, to carry the documented error body.
+ */
+export function call(url: string, init: RequestInit = {}): Promise<ApiResponse> {
+  return request(url, { redirect: 'follow', ...init }, { errorBody: true });
 }

@@ -1,42 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
-import { generateSecret, secretDigest } from '../../src/security/secrets.ts';
-import { newId } from '../../src/domain/ids.ts';
-import { apiClient, request, type Api, type ApiResponse } from './api.ts';
-import { readAdminPat, secretDigestKey, spawnServer, startInProcess, type InProcessServer } from './server.ts';
+import { request, type ApiResponse } from './api.ts';
+import { spawnServer } from './server.ts';
 
-// Servers for the projects & apps tests: one in this process (internals at
-// hand), or real `src/main.ts` processes (several nodes on one database).
-
-// ---- in-process server
-
-export interface AppsServer extends InProcessServer {
-  /** The admin machine user's PAT (IAM_OWNER). */
-  pat: string;
-  /** Calls with the admin PAT. */
-  api: Api;
-  /** A PAT for `userId`, inserted straight into the database. */
-  insertPat(userId: string): Promise<string>;
-}
-
-export async function startAppsServer(extra: Record<string, string> = {}): Promise<AppsServer> {
-  const server = await startInProcess({ INSTANCE_DOMAIN: 'example.test', ...extra });
-  const pat = readAdminPat(server.dataDir);
-  const digestKey = secretDigestKey(server.config);
-  return {
-    ...server,
-    pat,
-    api: apiClient(server.url, pat),
-    async insertPat(userId) {
-      const token = generateSecret();
-      await server.running.db.query('INSERT INTO personal_access_tokens (id, user_id, digest, expires_at, created_at) VALUES ($1, $2, $3, NULL, now())', [
-        newId(),
-        userId,
-        secretDigest(digestKey, token),
-      ]);
-      return token;
-    },
-  };
-}
+// Real `src/main.ts` processes for the tests of several nodes on one
+// database, and the engine's first answers to a browser.
 
 // ---- child processes
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import * as client from 'openid-client';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { apiClient } from './api.ts';
-import { freePort, readAdminPat, ROOT, startInProcess, type InProcessServer } from './server.ts';
+import { freePort, readAdminPat, ROOT, testServer, type InProcessServer } from './server.ts';
 
 // Browser sign-in tests: the real server in this process, Debian's Chromium
 // driven by playwright-core (never a downloaded browser), a local relying
@@ -131,7 +131,7 @@ let counter = 0;
  */
 export async function startSignInWorld(env: Record<string, string> = {}): Promise<SignInWorld> {
   const port = await freePort();
-  const server = await startInProcess({ PORT: String(port), ISSUER: `http://localhost:${port}`, INSTANCE_DOMAIN: 'example.test', ...env });
+  const server = await testServer({ env: { PORT: String(port), ISSUER: `http://localhost:${port}`, ...env } });
   const adminPat = readAdminPat(server.dataDir);
   const asAdmin = apiClient(server.url, adminPat, { strictJson: true });
   const setup = await asAdmin('POST', '/admin/v1/orgs/_setup', {

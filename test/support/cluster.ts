@@ -3,7 +3,7 @@ import { freePort, readAdminPat, sharedStorageEnv, spawnServer, type SpawnedServ
 import { DATABASE_URL, REDIS_URL } from './stores.ts';
 
 // Several real `src/main.ts` processes behind one ISSUER, sharing one
-// PostgreSQL schema, one Redis key prefix and one MASTER_KEY, as SPEC 1 runs
+// PostgreSQL schema, one Redis key prefix and one MASTER_KEY, as docs/operations.md runs
 // them behind a load balancer. Node 0 starts first and creates the instance
 // (its DATA_DIR holds admin.pat); the others start after it, together.
 

@@ -6,11 +6,11 @@ import { jwtProfileClientId } from '../../src/domain/machine-clients.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiClient, readResponse, type ApiResponse } from './api.ts';
-import { readAdminPat, startInProcess, type InProcessServer } from './server.ts';
+import { readAdminPat, testServer, type InProcessServer } from './server.ts';
 import { runCodeFlow, type CodeFlowUser, type TokenSet } from './code-flow.ts';
 
-// A token exchange scene (SEED 4.2, SPEC 2.3) on one in-process server, set
-// up through the admin API only: apps that may exchange, human subjects,
+// A token exchange scene (RFC 8693, docs/oidc.md) on one in-process server,
+// set up through the admin API only: apps that may exchange, human subjects,
 // machine users with JSON keys whose JWT profile tokens serve as subject and
 // actor tokens, and impersonator roles. Every request goes through
 // openid-client; a fetch under it records each answer as it was on the wire
@@ -30,7 +30,7 @@ export const TYPE = {
 /** One HTTP answer as the server sent it. */
 export type Answer = ApiResponse;
 
-/** SPEC 2: bad input is answered with an error of SEED 7, never a 5xx. */
+/** Bad input is answered with an OAuth error (RFC 6749 5.2), never a 5xx. */
 function assertNoServerError(answer: Answer, what: string): void {
   assert.ok(answer.status < 500, `${what} answered ${answer.status}: ${answer.text.slice(0, 500)}`);
 }
@@ -139,7 +139,7 @@ export interface ExchangeWorld {
 }
 
 export async function startExchangeWorld(): Promise<ExchangeWorld> {
-  const server = await startInProcess();
+  const server = await testServer();
   try {
     return await buildWorld(server);
   } catch (err) {

@@ -9,6 +9,11 @@ import { loadConfig, type ConfigResult } from '../../config/load.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { deriveKey, resolveMasterKey } from '../../src/keys/master-key.ts';
+import { generateSecret, secretDigest } from '../../src/security/secrets.ts';
+import { newId } from '../../src/domain/ids.ts';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { apiClient, type Api } from './api.ts';
 import { DATABASE_URL, REDIS_URL, deleteRedisPrefix, dropSchema, uniqueName } from './stores.ts';
 
 // Their home is stores.ts; the benchmark (bench/run.ts) imports them from here.
@@ -107,9 +112,9 @@ export interface TestEnvironment {
 }
 
 /**
- * The settings of `startInProcess`: unless `env` says otherwise, PORT a free
+ * The settings of `testServer`: unless `env` says otherwise, PORT a free
  * port of 127.0.0.1, ISSUER http://127.0.0.1:PORT, DATA_DIR a fresh temporary
- * folder, and with DATABASE_URL / REDIS_URL in the test run's environment a
+ * folder, AUTH_FAILURE_LIMIT 0 (no throttling), and with DATABASE_URL / REDIS_URL in the test run's environment a
  * schema and key prefix of its own.
  */
 export async function prepareEnvironment(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestEnvironment> {
@@ -122,6 +127,9 @@ export async function prepareEnvironment(env: Record<string, string> = {}, optio
     HOST: '127.0.0.1',
     ISSUER: `http://127.0.0.1:${port}`,
     LOG_LEVEL: 'silent',
+    // Every test request comes from 127.0.0.1 and many fail on purpose: the
+    // throttle of failed authentication is off unless a test turns it on.
+    AUTH_FAILURE_LIMIT: '0',
     ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}),
     ...storage.env,
     ...env,
@@ -149,19 +157,56 @@ export interface InProcessServer {
   stop(): Promise<void>;
 }
 
-/** Starts the real server in this process with the settings of `prepareEnvironment(env, options)`. */
-export async function startInProcess(env: Record<string, string> = {}, options: StartOptions = {}): Promise<InProcessServer> {
+export interface TestServerOptions extends StartOptions {
+  /** Settings over the defaults of `prepareEnvironment` (and INSTANCE_DOMAIN example.test, SHUTDOWN_TIMEOUT 2). */
+  env?: Record<string, string>;
+  /** Log at info into memory (`logText`) instead of not at all: for tests that prove no secret is logged. */
+  captureLog?: boolean;
+}
+
+export interface TestServer extends InProcessServer {
+  /** The first-start admin machine user's PAT (IAM_OWNER). */
+  pat: string;
+  /** Key of the secret and PAT digests, as the server derives it from its master key. */
+  secretKey: Buffer;
+  /** JSON calls of the admin and management API with the admin PAT by default; never a 5xx. */
+  api: Api;
+  /** What the server logged so far (with `captureLog`). */
+  logText(): string;
+}
+
+/**
+ * The one way tests start the real server in this process: its own port,
+ * DATA_DIR, PostgreSQL schema and Redis prefix (removed again by `stop`),
+ * with the admin PAT and an API client at hand. Scenes of several apps and
+ * users (test/support/*-world) build on it.
+ */
+export async function testServer(options: TestServerOptions = {}): Promise<TestServer> {
+  let log = '';
+  const logger = options.captureLog
+    ? pino(
+        { level: 'info' },
+        new Writable({
+          write(chunk, _encoding, done) {
+            log += String(chunk);
+            done();
+          },
+        }),
+      )
+    : options.logger;
+  const env = { INSTANCE_DOMAIN: 'example.test', SHUTDOWN_TIMEOUT: '2', ...(DATABASE_URL ? { DATABASE_POOL_SIZE: '8' } : {}), ...options.env };
   const environment = await prepareEnvironment(env, options);
   let config: ConfigResult;
   let running: RunningServer;
   try {
     config = loadConfig(environment.env);
-    running = await startServer(config, options.logger ?? createLogger('silent'));
+    running = await startServer(config, logger ?? createLogger('silent'));
   } catch (err) {
     await environment.cleanup();
     throw err;
   }
   let stopped: Promise<void> | undefined;
+  const pat = readAdminPat(environment.dataDir);
   return {
     url: running.url,
     issuer: config.issuer,
@@ -169,12 +214,27 @@ export async function startInProcess(env: Record<string, string> = {}, options: 
     env: environment.env,
     dataDir: environment.dataDir,
     running,
+    pat,
+    secretKey: secretDigestKey(config),
+    api: apiClient(running.url, pat, { strictJson: true }),
+    logText: () => log,
     stop: () =>
       (stopped ??= (async () => {
         await running.stop();
         await environment.cleanup();
       })()),
   };
+}
+
+/** A PAT for `userId`, inserted straight into the database (for users the API gives none, e.g. humans). */
+export async function insertPat(server: TestServer, userId: string): Promise<string> {
+  const token = generateSecret();
+  await server.running.db.query('INSERT INTO personal_access_tokens (id, user_id, digest, expires_at, created_at) VALUES ($1, $2, $3, NULL, now())', [
+    newId(),
+    userId,
+    secretDigest(server.secretKey, token),
+  ]);
+  return token;
 }
 
 export interface SpawnedServer {

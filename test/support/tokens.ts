@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import * as client from 'openid-client';
 import { SignJWT, createRemoteJWKSet, type JWTPayload } from 'jose';
 import { apiClient, readResponse, type ApiResponse } from './api.ts';
-import { readAdminPat, sleep, startInProcess, type InProcessServer } from './server.ts';
+import { readAdminPat, sleep, testServer, type InProcessServer } from './server.ts';
 
 // Helpers for the token endpoint, introspection and revocation tests: the
 // scene is set through the management API with the first-start PAT, the
@@ -221,7 +221,7 @@ let appCounter = 0;
 
 /** The server in this process (ISSUER http://127.0.0.1:PORT) with the management API at hand. */
 export async function startTokenWorld(env: Record<string, string> = {}): Promise<TokenWorld> {
-  const server = await startInProcess({ INSTANCE_DOMAIN: 'example.test', ...env });
+  const server = await testServer({ env });
   try {
     const pat = readAdminPat(server.dataDir);
     const adminKey = JSON.parse(readFileSync(join(server.dataDir, 'admin-key.json'), 'utf8')) as KeyFile;

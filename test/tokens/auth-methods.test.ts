@@ -22,12 +22,12 @@ import {
   type TokenWorld,
 } from '../support/tokens.ts';
 
-// SEED 5.1 "accepted per endpoint": every client authentication method at
-// every token endpoint grant, introspection and revocation — the accepted
-// ones and the refused ones — and the failures of client authentication
-// (SEED 7.2, SPEC 2). Acceptance is shown without a user: a bogus code,
-// refresh token or subject token gets past client authentication and is
-// then refused as `invalid_grant`, never `invalid_client`.
+// docs/oidc.md, Client authentication: every client authentication method at
+// every token endpoint grant, introspection and revocation — the accepted ones
+// and the refused ones — and the failures of client authentication (RFC 6749
+// 5.2, docs/oidc.md). Acceptance is shown without a user: a bogus code, refresh
+// token or subject token gets past client authentication and is then refused as
+// `invalid_grant`, never `invalid_client`.
 
 const REDIRECT = 'http://localhost:9/cb';
 type Method = 'client_secret_basic' | 'client_secret_post' | 'none' | 'private_key_jwt';

@@ -10,10 +10,10 @@ import { discoverClients, postForm, privateKeyJwt, refused, signJwt, strangerKey
 // The whole file drives Chromium: skipped, with its reason, where it is not installed.
 describe('in Chromium', { skip: needsChromium }, () => {
 
-// Introspection (SEED 2.3, 4.3) and revocation (SEED 3, 4.5) of a user's
-// tokens, obtained through a real browser login with openid-client
-// (authorization code + PKCE), for opaque and JWT access tokens alike:
-// who sees a token as active, which fields and claims it shows, what a
+// Introspection (RFC 7662, docs/oidc.md) and revocation (RFC 7009) of a
+// user's tokens, obtained through a real browser login with openid-client
+// (authorization code + PKCE), for opaque and JWT access tokens alike: who
+// sees a token as active, which fields and claims it shows, what a
 // revocation or a logout ends, and bad requests at both endpoints.
 
 const PROFILE = ['name', 'given_name', 'family_name', 'nickname', 'preferred_username', 'locale', 'gender', 'updated_at'];
@@ -116,7 +116,7 @@ for (const kind of ['opaque', 'jwt'] as const) {
   const app = () => (kind === 'opaque' ? opaqueApp : jwtApp);
   const own = () => configs[kind];
 
-  describe(`introspection of a user's ${label} access token (SEED 2.3)`, () => {
+  describe(`introspection of a user's ${label} access token (RFC 7662 2.2)`, () => {
     let tokens: Tokens;
     before(async () => {
       ({ tokens } = await login(own()));
@@ -133,7 +133,7 @@ for (const kind of ['opaque', 'jwt'] as const) {
       }
     });
 
-    test('the app that got the token: active, with every SEED 2.3 field, username = userName@primaryDomain, and the claims of the granted scopes only', async () => {
+    test('the app that got the token: active, with every field of docs/oidc.md, username = userName@primaryDomain, and the claims of the granted scopes only', async () => {
       const result = (await client.tokenIntrospection(own(), tokens.access_token)) as Record<string, unknown>;
       for (const field of FIELDS) assert.ok(field in result, `field ${field} is present: ${JSON.stringify(result)}`);
       assert.equal(result.active, true);
@@ -182,7 +182,7 @@ for (const kind of ['opaque', 'jwt'] as const) {
     });
   });
 
-  describe(`revocation of a user's ${label} tokens (SEED 3, 4.5)`, () => {
+  describe(`revocation of a user's ${label} tokens (RFC 7009 2.1, docs/oidc.md)`, () => {
     test('revoking an access token ends only that token: the access token of a later refresh stays active and the refresh token still works', async () => {
       const { tokens } = await login(own());
       const second = await client.refreshTokenGrant(own(), tokens.refresh_token!);

@@ -23,11 +23,11 @@ import {
 } from '../support/tokens.ts';
 import { REDIS_URL } from '../support/stores.ts';
 
-// Machine users at the token endpoint (SEED 4.2, SPEC 2.3): client
-// credentials with the machine user's secret, and the JWT profile grant
-// with its JSON key — the token sets, what the tokens are good for (admin
-// API, userinfo, introspection), every refused assertion, and tokens that
-// stop working when their machine user is removed.
+// Machine users at the token endpoint (RFC 6749 4.4, RFC 7523;
+// docs/oidc.md): client credentials with the machine user's secret, and the
+// JWT profile grant with its JSON key — the token sets, what the tokens are
+// good for (admin API, userinfo, introspection), every refused assertion,
+// and tokens that stop working when their machine user is removed.
 
 let world: TokenWorld;
 
@@ -145,12 +145,12 @@ describe('client_credentials (machine user with a client secret)', () => {
     assert.equal(body.token_type, 'Bearer');
   });
 
-  test('an unknown scope is invalid_scope (SEED 7.2), not silently dropped', async () => {
+  test('an unknown scope is invalid_scope (RFC 6749 5.2), not silently dropped', async () => {
     await refused(client.clientCredentialsGrant(basicConfig(bearer), { scope: 'urn:example:nope' }), 'invalid_scope', 400, 'only an unknown scope');
     await refused(client.clientCredentialsGrant(basicConfig(bearer), { scope: `${API_SCOPE} urn:example:nope` }), 'invalid_scope', 400, 'a known and an unknown scope');
   });
 
-  test('a missing scope is invalid_request (SEED 4.2: scope is required)', async () => {
+  test('a missing scope is invalid_request (docs/oidc.md: scope is required)', async () => {
     await refused(client.clientCredentialsGrant(basicConfig(bearer)), 'invalid_request', 400);
   });
 

@@ -17,11 +17,12 @@ import {
 import { storedGrantOf } from '../support/tokens.ts';
 import { REDIS_URL } from '../support/stores.ts';
 
-// SEED 4.2 / SPEC 2.3: token exchange (RFC 8693) behind the oidcTokenExchange
-// feature flag — every row of the token type table, the response fields,
-// impersonation with its roles, the audience subset rule, scope narrowing
-// and the errors of bad requests. The scene is built through the admin API;
-// requests go through openid-client, and no answer may ever be a 5xx.
+// docs/oidc.md and docs/security.md: token exchange (RFC 8693) behind the
+// oidcTokenExchange feature flag — every row of the token type table, the
+// response fields, impersonation with its roles, the audience subset rule,
+// scope narrowing and the errors of bad requests. The scene is built
+// through the admin API; requests go through openid-client, and no answer
+// may ever be a 5xx.
 
 let world: ExchangeWorld;
 /** BASIC app of project A that may exchange tokens. */
@@ -155,7 +156,7 @@ async function grantTypesSupported(): Promise<string[]> {
 
 // ---- the feature flag
 
-describe('token exchange is a beta feature behind the oidcTokenExchange flag (SEED 5.2 rule 2)', () => {
+describe('token exchange is a beta feature behind the oidcTokenExchange flag (docs/api/features.md)', () => {
   let request: Record<string, string>;
   before(async () => {
     request = { subject_token: await subjectAt(app, plain), subject_token_type: TYPE.accessToken };
@@ -183,9 +184,9 @@ describe('token exchange is a beta feature behind the oidcTokenExchange flag (SE
   });
 });
 
-// ---- the token type table of SEED 4.2
+// ---- the token type table of docs/oidc.md
 
-describe('token types (SEED 4.2)', () => {
+describe('token types (the table of docs/oidc.md)', () => {
   before(() => world.setTokenExchange(true));
 
   describe('access_token', () => {
@@ -380,7 +381,7 @@ describe('token types (SEED 4.2)', () => {
 
 // ---- the response fields
 
-describe('the exchange response (SEED 2.1, 4.2)', () => {
+describe('the exchange response (RFC 8693 2.2.1, docs/oidc.md)', () => {
   before(() => world.setTokenExchange(true));
 
   test('issued_token_type always matches the requested type (default: access_token)', async () => {
@@ -483,7 +484,7 @@ describe('where the grant of an exchanged token is kept', () => {
 
 // ---- impersonation
 
-describe('impersonation: a subject other than the actor (SPEC 2.3)', () => {
+describe('impersonation: a subject other than the actor (docs/security.md)', () => {
   before(() => world.setTokenExchange(true));
 
   test('an actor without an impersonator role: invalid_request "impersonation not permitted"', async () => {
@@ -529,7 +530,7 @@ describe('impersonation: a subject other than the actor (SPEC 2.3)', () => {
 
 // ---- audience
 
-describe('audience: a subset of the audiences of the subject and actor tokens (SEED 4.2, RFC 8693 2.1)', () => {
+describe('audience: a subset of the audiences of the subject and actor tokens (RFC 8693 2.1, docs/oidc.md)', () => {
   /** A token of plain issued to app: its audience is app and project A. */
   let subject: string;
   /** A token of the IAM impersonator issued to otherApp: otherApp and project B. */
@@ -578,7 +579,7 @@ describe('audience: a subset of the audiences of the subject and actor tokens (S
 
 // ---- scope
 
-describe('scope (SEED 4.2: token exchange can change scope)', () => {
+describe('scope (docs/security.md: token exchange narrows, never widens)', () => {
   before(() => world.setTokenExchange(true));
 
   test("a scope narrower than the subject token's: the response scope is the narrower one", async () => {
@@ -604,7 +605,7 @@ describe('scope (SEED 4.2: token exchange can change scope)', () => {
 
 // ---- bad requests
 
-describe('bad requests (SEED 7.2)', () => {
+describe('bad requests (RFC 6749 5.2, RFC 8693 2.2.2)', () => {
   let subject: string;
   let actor: string;
   before(async () => {

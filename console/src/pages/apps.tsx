@@ -72,7 +72,12 @@ export function AppsPage() {
         <p>{t('noProjects')}</p>
       ) : (
         <>
-          <Select label={t('project')} value={projectId} onChange={(id) => (setChosen(id), navigate(`/apps?project=${id}`, true))} options={projects.data.result.map((p): [string, string] => [p.id, p.name])} />
+          <Select
+            label={t('project')}
+            value={projectId}
+            onChange={(id) => (setChosen(id), navigate(`/apps?project=${id}`, true))}
+            options={projects.data.result.map((p): [string, string] => [p.id, p.name])}
+          />
           <ProjectApps projectId={projectId} key={projectId} />
         </>
       )}
@@ -148,33 +153,96 @@ function Issued({ clientId, clientSecret }: { clientId: string; clientSecret?: s
   );
 }
 
-function Choices({ legend, values, prefix, chosen, onChange }: { legend: string; values: string[]; prefix: string; chosen: string[]; onChange: (values: string[]) => void }) {
+function Choices({
+  legend,
+  values,
+  prefix,
+  chosen,
+  onChange,
+}: {
+  legend: string;
+  values: string[];
+  prefix: string;
+  chosen: string[];
+  onChange: (values: string[]) => void;
+}) {
   return (
     <fieldset>
       <legend>{legend}</legend>
       {values.map((value) => (
-        <Check key={value} label={words(value, prefix)} checked={chosen.includes(value)} onChange={(on) => onChange(on ? [...chosen, value] : chosen.filter((v) => v !== value))} />
+        <Check
+          key={value}
+          label={words(value, prefix)}
+          checked={chosen.includes(value)}
+          onChange={(on) => onChange(on ? [...chosen, value] : chosen.filter((v) => v !== value))}
+        />
       ))}
     </fieldset>
   );
 }
 
-function AppForm<T>({ initial, submitLabel, send, onDone }: { initial: AppSettings; submitLabel: string; send: (settings: AppSettings) => Promise<T>; onDone: (result: T) => void }) {
+function AppForm<T>({
+  initial,
+  submitLabel,
+  send,
+  onDone,
+}: {
+  initial: AppSettings;
+  submitLabel: string;
+  send: (settings: AppSettings) => Promise<T>;
+  onDone: (result: T) => void;
+}) {
   const { iamOwner } = useConsole();
   const [app, setApp] = useState(initial);
   const [uris, setUris] = useState({ redirect: initial.redirectUris.join('\n'), logout: initial.postLogoutRedirectUris.join('\n') });
-  const { submit, busy, error, violations } = useSubmit(() => send({ ...app, redirectUris: lines(uris.redirect), postLogoutRedirectUris: lines(uris.logout) }), onDone);
-  const set = <K extends keyof AppSettings>(key: K) => (value: AppSettings[K]) => setApp({ ...app, [key]: value });
+  const { submit, busy, error, violations } = useSubmit(
+    () => send({ ...app, redirectUris: lines(uris.redirect), postLogoutRedirectUris: lines(uris.logout) }),
+    onDone,
+  );
+  const set =
+    <K extends keyof AppSettings>(key: K) =>
+    (value: AppSettings[K]) =>
+      setApp({ ...app, [key]: value });
   return (
     <form noValidate class="panel" onSubmit={submit} aria-label={submitLabel}>
       <Field label={t('name')} name="name" value={app.name} onInput={set('name')} required violations={violations} />
-      <Field label={t('redirectUris')} name="redirectUris" multiline value={uris.redirect} onInput={(redirect) => setUris({ ...uris, redirect })} violations={violations} fields={['redirectUris', ...app.redirectUris.map((_, i) => `redirectUris[${i}]`)]} />
-      <Field label={t('postLogoutRedirectUris')} name="postLogoutRedirectUris" multiline value={uris.logout} onInput={(logout) => setUris({ ...uris, logout })} violations={violations} />
+      <Field
+        label={t('redirectUris')}
+        name="redirectUris"
+        multiline
+        value={uris.redirect}
+        onInput={(redirect) => setUris({ ...uris, redirect })}
+        violations={violations}
+        fields={['redirectUris', ...app.redirectUris.map((_, i) => `redirectUris[${i}]`)]}
+      />
+      <Field
+        label={t('postLogoutRedirectUris')}
+        name="postLogoutRedirectUris"
+        multiline
+        value={uris.logout}
+        onInput={(logout) => setUris({ ...uris, logout })}
+        violations={violations}
+      />
       <Choices legend={t('responseTypes')} values={RESPONSE_TYPES} prefix="OIDC_RESPONSE_TYPE_" chosen={app.responseTypes} onChange={set('responseTypes')} />
       <Choices legend={t('grantTypes')} values={GRANT_TYPES} prefix="OIDC_GRANT_TYPE_" chosen={app.grantTypes} onChange={set('grantTypes')} />
-      <Select label={t('appType')} value={app.appType} onChange={set('appType')} options={APP_TYPES.map((v): [string, string] => [v, words(v, 'OIDC_APP_TYPE_')])} />
-      <Select label={t('authMethodType')} value={app.authMethodType} onChange={set('authMethodType')} options={AUTH_METHODS.map((v): [string, string] => [v, words(v, 'OIDC_AUTH_METHOD_TYPE_')])} />
-      <Select label={t('accessTokenType')} value={app.accessTokenType} onChange={set('accessTokenType')} options={TOKEN_TYPES.map((v): [string, string] => [v, words(v, 'OIDC_TOKEN_TYPE_')])} />
+      <Select
+        label={t('appType')}
+        value={app.appType}
+        onChange={set('appType')}
+        options={APP_TYPES.map((v): [string, string] => [v, words(v, 'OIDC_APP_TYPE_')])}
+      />
+      <Select
+        label={t('authMethodType')}
+        value={app.authMethodType}
+        onChange={set('authMethodType')}
+        options={AUTH_METHODS.map((v): [string, string] => [v, words(v, 'OIDC_AUTH_METHOD_TYPE_')])}
+      />
+      <Select
+        label={t('accessTokenType')}
+        value={app.accessTokenType}
+        onChange={set('accessTokenType')}
+        options={TOKEN_TYPES.map((v): [string, string] => [v, words(v, 'OIDC_TOKEN_TYPE_')])}
+      />
       {FLAGS.map((flag) => (
         <Check key={flag} label={t(flag)} checked={app[flag]} onChange={set(flag)} disabled={flag === 'iamApiAccess' && !iamOwner} />
       ))}
@@ -207,7 +275,10 @@ export function AppPage({ projectId, appId }: { projectId: string; appId: string
     () => api.call<{ keyId: string; keyDetails: string }>('POST', `${path}/keys`, { type: 'KEY_TYPE_JSON' }),
     (r) => setSecret({ keyFile: { name: `${r.keyId}.json`, body: atob(r.keyDetails) } }),
   );
-  const removal = useSubmit(() => api.call('DELETE', path), () => navigate(`/apps?project=${projectId}`));
+  const removal = useSubmit(
+    () => api.call('DELETE', path),
+    () => navigate(`/apps?project=${projectId}`),
+  );
   if (!app.data) return <Loading error={app.error} />;
   const a = app.data;
   const { appId: _id, projectId: _project, clientId, ...settings } = a;

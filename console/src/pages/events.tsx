@@ -21,14 +21,13 @@ export function EventsPage() {
   const [types, setTypes] = useState<string[]>([]);
   const [offset, setOffset] = useState(0);
   const list = useLoad(
-    () =>
-      searchPage<LoggedEvent>(api, '/admin/v1/events/_search', offset, PAGE, { asc: false, queries: types.length ? [{ eventTypesQuery: { types } }] : [] }),
+    () => searchPage<LoggedEvent>(api, '/admin/v1/events/_search', offset, PAGE, { asc: false, queries: types.length ? [{ eventTypesQuery: { types } }] : [] }),
     [types, offset],
   );
   return (
     <>
       <Heading>{t('events')}</Heading>
-      <form noValidate class="filters" role="search" onSubmit={(e) => (e.preventDefault(), setOffset(0), setTypes(commaList(text)))}>
+      <form noValidate class="filters" onSubmit={(e) => (e.preventDefault(), setOffset(0), setTypes(commaList(text)))}>
         <Field label={t('eventTypes')} name="types" value={text} onInput={setText} />
         <button type="submit">{t('filter')}</button>
       </form>

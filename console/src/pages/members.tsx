@@ -12,7 +12,10 @@ function MemberForm({ title, path, roles }: { title: string; path: string; roles
   const [userId, setUserId] = useState('');
   const [chosen, setChosen] = useState<string[]>([]);
   const [done, setDone] = useState('');
-  const add = useSubmit(() => api.call('POST', path, { userId, roles: chosen }), () => (setDone(t('memberAdded')), setUserId(''), setChosen([])));
+  const add = useSubmit(
+    () => api.call('POST', path, { userId, roles: chosen }),
+    () => (setDone(t('memberAdded')), setUserId(''), setChosen([])),
+  );
   return (
     <form noValidate class="panel" onSubmit={add.submit} aria-label={title}>
       <h2>{title}</h2>
@@ -20,7 +23,12 @@ function MemberForm({ title, path, roles }: { title: string; path: string; roles
       <fieldset>
         <legend>{t('roles')}</legend>
         {roles.map((role) => (
-          <Check key={role} label={role} checked={chosen.includes(role)} onChange={(on) => setChosen(on ? [...chosen, role] : chosen.filter((r) => r !== role))} />
+          <Check
+            key={role}
+            label={role}
+            checked={chosen.includes(role)}
+            onChange={(on) => setChosen(on ? [...chosen, role] : chosen.filter((r) => r !== role))}
+          />
         ))}
       </fieldset>
       <div class="actions">

@@ -25,23 +25,51 @@ const labelOf = (field: string) => (isMessageKey(field) ? t(field) : field);
 function PolicyForm({ settings, save, saveLabel }: { settings: Settings; save: (settings: Settings) => Promise<unknown>; saveLabel: string }) {
   const [value, setValue] = useState(settings);
   const [done, setDone] = useState('');
-  const { submit, busy, error, violations } = useSubmit(() => save(value), () => setDone(t('saved')));
+  const { submit, busy, error, violations } = useSubmit(
+    () => save(value),
+    () => setDone(t('saved')),
+  );
   const set = (field: string) => (v: unknown) => setValue({ ...value, [field]: v });
   return (
     <form noValidate onSubmit={submit} aria-label={saveLabel}>
       {Object.entries(value).map(([field, current]) => {
         if (typeof current === 'boolean') return <Check key={field} label={labelOf(field)} checked={current} onChange={set(field)} />;
-        if (typeof current === 'number') return <Field key={field} label={labelOf(field)} name={field} type="number" value={String(current)} onInput={(v) => set(field)(Number(v))} violations={violations} />;
+        if (typeof current === 'number')
+          return (
+            <Field
+              key={field}
+              label={labelOf(field)}
+              name={field}
+              type="number"
+              value={String(current)}
+              onInput={(v) => set(field)(Number(v))}
+              violations={violations}
+            />
+          );
         if (Array.isArray(current))
           return (
             <fieldset key={field}>
               <legend>{labelOf(field)}</legend>
               {(ENUMS[field] ?? current).map((choice: string) => (
-                <Check key={choice} label={choice} checked={current.includes(choice)} onChange={(on) => set(field)(on ? [...current, choice] : current.filter((c: string) => c !== choice))} />
+                <Check
+                  key={choice}
+                  label={choice}
+                  checked={current.includes(choice)}
+                  onChange={(on) => set(field)(on ? [...current, choice] : current.filter((c: string) => c !== choice))}
+                />
               ))}
             </fieldset>
           );
-        if (ENUMS[field]) return <Select key={field} label={labelOf(field)} value={String(current)} onChange={set(field)} options={ENUMS[field]!.map((c): [string, string] => [c, c])} />;
+        if (ENUMS[field])
+          return (
+            <Select
+              key={field}
+              label={labelOf(field)}
+              value={String(current)}
+              onChange={set(field)}
+              options={ENUMS[field]!.map((c): [string, string] => [c, c])}
+            />
+          );
         return <Field key={field} label={labelOf(field)} name={field} value={String(current ?? '')} onInput={set(field)} violations={violations} />;
       })}
       <div class="actions">
@@ -60,13 +88,21 @@ function OrgPolicy({ kind }: { kind: string }) {
   const { api, orgId } = useConsole();
   const path = `/management/v1/policies/${kind}`;
   const policy = useLoad(() => api.call<{ policy: Settings; isDefault: boolean }>('GET', path), [orgId, kind]);
-  const reset = useSubmit(() => api.call('DELETE', path), () => policy.reload());
+  const reset = useSubmit(
+    () => api.call('DELETE', path),
+    () => policy.reload(),
+  );
   if (!policy.data) return <Loading error={policy.error} />;
   return (
     <section aria-labelledby={`${kind}-org`}>
       <h3 id={`${kind}-org`}>{t('orgPolicy')}</h3>
       <p>{policy.data.isDefault ? t('followsDefault') : t('ownPolicy')}</p>
-      <PolicyForm key={JSON.stringify(policy.data)} settings={withoutDetails(policy.data.policy)} save={(s) => api.call('PUT', path, s).then(() => policy.reload())} saveLabel={`${t('orgPolicy')}: ${kind}`} />
+      <PolicyForm
+        key={JSON.stringify(policy.data)}
+        settings={withoutDetails(policy.data.policy)}
+        save={(s) => api.call('PUT', path, s).then(() => policy.reload())}
+        saveLabel={`${t('orgPolicy')}: ${kind}`}
+      />
       {!policy.data.isDefault && (
         <button type="button" class="secondary" onClick={() => reset.submit()}>
           {t('resetToDefault')}

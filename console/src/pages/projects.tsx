@@ -24,7 +24,9 @@ export function ProjectsPage() {
   const [done, setDone] = useState('');
   const list = useLoad(
     () =>
-      searchPage<Project>(api, '/management/v1/projects/_search', offset, PAGE, { queries: name ? [{ nameQuery: { name, method: 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE' } }] : [] }),
+      searchPage<Project>(api, '/management/v1/projects/_search', offset, PAGE, {
+        queries: name ? [{ nameQuery: { name, method: 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE' } }] : [],
+      }),
     [orgId, name, offset],
   );
   const create = useSubmit(
@@ -51,7 +53,7 @@ export function ProjectsPage() {
         </form>
       )}
       <Status ok={done} />
-      <form noValidate class="filters" role="search" onSubmit={(e) => (e.preventDefault(), setOffset(0), setName(text))}>
+      <form noValidate class="filters" onSubmit={(e) => (e.preventDefault(), setOffset(0), setName(text))}>
         <Field label={t('searchProjects')} name="search" type="search" value={text} onInput={setText} />
         <button type="submit">{t('search')}</button>
       </form>
@@ -92,7 +94,10 @@ export function ProjectsPage() {
 
 export function ProjectPage({ projectId }: { projectId: string }) {
   const { api, orgId } = useConsole();
-  const project = useLoad(() => api.call<{ project: Project & { roles: Array<{ roleKey: string; displayName: string }> } }>('GET', `/management/v1/projects/${projectId}`), [orgId, projectId]);
+  const project = useLoad(
+    () => api.call<{ project: Project & { roles: Array<{ roleKey: string; displayName: string }> } }>('GET', `/management/v1/projects/${projectId}`),
+    [orgId, projectId],
+  );
   const [role, setRole] = useState({ roleKey: '', displayName: '' });
   const [done, setDone] = useState('');
   const add = useSubmit(
@@ -117,8 +122,21 @@ export function ProjectPage({ projectId }: { projectId: string }) {
           ))}
         </ul>
         <form noValidate class="inline" onSubmit={add.submit} aria-label={t('newRole')}>
-          <Field label={t('roleKey')} name="roleKey" value={role.roleKey} onInput={(roleKey) => setRole({ ...role, roleKey })} required violations={add.violations} />
-          <Field label={t('displayName')} name="displayName" value={role.displayName} onInput={(displayName) => setRole({ ...role, displayName })} violations={add.violations} />
+          <Field
+            label={t('roleKey')}
+            name="roleKey"
+            value={role.roleKey}
+            onInput={(roleKey) => setRole({ ...role, roleKey })}
+            required
+            violations={add.violations}
+          />
+          <Field
+            label={t('displayName')}
+            name="displayName"
+            value={role.displayName}
+            onInput={(displayName) => setRole({ ...role, displayName })}
+            violations={add.violations}
+          />
           <button type="submit" disabled={add.busy}>
             {t('newRole')}
           </button>

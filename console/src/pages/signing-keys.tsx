@@ -18,7 +18,10 @@ export function SigningKeysPage() {
   const { api } = useConsole();
   const keys = useLoad(() => api.call<{ result: SigningKey[] }>('GET', '/admin/v1/signing_keys'), []);
   const [done, setDone] = useState('');
-  const rotate = useSubmit(() => api.call('POST', '/admin/v1/signing_keys/_rotate', {}), () => (setDone(t('rotated')), keys.reload()));
+  const rotate = useSubmit(
+    () => api.call('POST', '/admin/v1/signing_keys/_rotate', {}),
+    () => (setDone(t('rotated')), keys.reload()),
+  );
   return (
     <>
       <Heading>{t('signingKeys')}</Heading>

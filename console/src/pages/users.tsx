@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiError, searchPage, type Page } from '../api.ts';
+import { searchPage, type Page } from '../api.ts';
 import { Field, Heading, Loading, Pager, SecretOnce, Select, Status, commaList, useConsole, useLoad, useSubmit } from '../components.tsx';
 import { formatDate, isMessageKey, t } from '../i18n.ts';
 import { href, navigate } from '../router.ts';
@@ -57,7 +57,6 @@ export function UsersPage() {
       <Status ok={done} />
       <form
         class="filters"
-        role="search"
         onSubmit={(e) => {
           e.preventDefault();
           setOffset(0);
@@ -65,8 +64,25 @@ export function UsersPage() {
         }}
       >
         <Field label={t('searchUsers')} name="search" type="search" value={text} onInput={setText} />
-        <Select label={t('state')} value={query.state} onChange={(state) => (setOffset(0), setQuery({ ...query, state }))} options={[['', t('anyState')], ...(['USER_STATE_ACTIVE', 'USER_STATE_INACTIVE', 'USER_STATE_LOCKED'] as const).map((s): [string, string] => [s, t(s)])]} />
-        <Select label={t('userType')} value={query.type} onChange={(type) => (setOffset(0), setQuery({ ...query, type }))} options={[['', t('anyType')], ['TYPE_HUMAN', t('human')], ['TYPE_MACHINE', t('machine')]]} />
+        <Select
+          label={t('state')}
+          value={query.state}
+          onChange={(state) => (setOffset(0), setQuery({ ...query, state }))}
+          options={[
+            ['', t('anyState')],
+            ...(['USER_STATE_ACTIVE', 'USER_STATE_INACTIVE', 'USER_STATE_LOCKED'] as const).map((s): [string, string] => [s, t(s)]),
+          ]}
+        />
+        <Select
+          label={t('userType')}
+          value={query.type}
+          onChange={(type) => (setOffset(0), setQuery({ ...query, type }))}
+          options={[
+            ['', t('anyType')],
+            ['TYPE_HUMAN', t('human')],
+            ['TYPE_MACHINE', t('machine')],
+          ]}
+        />
         <button type="submit">{t('search')}</button>
       </form>
       {!list.data ? (
@@ -107,7 +123,16 @@ export function UsersPage() {
 function NewUser({ onCreated, onCancel }: { onCreated: (name: string) => void; onCancel: () => void }) {
   const { api } = useConsole();
   const [kind, setKind] = useState<'human' | 'machine'>('human');
-  const [form, setForm] = useState({ userName: '', email: '', firstName: '', lastName: '', password: '', name: '', description: '', accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER' });
+  const [form, setForm] = useState({
+    userName: '',
+    email: '',
+    firstName: '',
+    lastName: '',
+    password: '',
+    name: '',
+    description: '',
+    accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER',
+  });
   const set = (field: keyof typeof form) => (value: string) => setForm({ ...form, [field]: value });
   const { submit, busy, error, violations } = useSubmit(
     () =>
@@ -118,7 +143,12 @@ function NewUser({ onCreated, onCancel }: { onCreated: (name: string) => void; o
             email: { email: form.email },
             ...(form.password ? { password: form.password } : {}),
           })
-        : api.call('POST', '/management/v1/users/machine', { userName: form.userName, name: form.name, description: form.description, accessTokenType: form.accessTokenType }),
+        : api.call('POST', '/management/v1/users/machine', {
+            userName: form.userName,
+            name: form.name,
+            description: form.description,
+            accessTokenType: form.accessTokenType,
+          }),
     () => onCreated(form.userName),
   );
   return (
@@ -134,16 +164,58 @@ function NewUser({ onCreated, onCancel }: { onCreated: (name: string) => void; o
       <Field label={t('loginName')} name="userName" value={form.userName} onInput={set('userName')} required violations={violations} />
       {kind === 'human' ? (
         <>
-          <Field label={t('email')} name="email" type="email" value={form.email} onInput={set('email')} required violations={violations} fields={['email.email']} />
-          <Field label={t('firstName')} name="firstName" value={form.firstName} onInput={set('firstName')} required violations={violations} fields={['profile.firstName']} />
-          <Field label={t('lastName')} name="lastName" value={form.lastName} onInput={set('lastName')} required violations={violations} fields={['profile.lastName']} />
-          <Field label={t('password')} name="password" type="password" value={form.password} onInput={set('password')} help={t('passwordHelp')} violations={violations} autocomplete="new-password" />
+          <Field
+            label={t('email')}
+            name="email"
+            type="email"
+            value={form.email}
+            onInput={set('email')}
+            required
+            violations={violations}
+            fields={['email.email']}
+          />
+          <Field
+            label={t('firstName')}
+            name="firstName"
+            value={form.firstName}
+            onInput={set('firstName')}
+            required
+            violations={violations}
+            fields={['profile.firstName']}
+          />
+          <Field
+            label={t('lastName')}
+            name="lastName"
+            value={form.lastName}
+            onInput={set('lastName')}
+            required
+            violations={violations}
+            fields={['profile.lastName']}
+          />
+          <Field
+            label={t('password')}
+            name="password"
+            type="password"
+            value={form.password}
+            onInput={set('password')}
+            help={t('passwordHelp')}
+            violations={violations}
+            autocomplete="new-password"
+          />
         </>
       ) : (
         <>
           <Field label={t('name')} name="name" value={form.name} onInput={set('name')} required violations={violations} />
           <Field label={t('description')} name="description" value={form.description} onInput={set('description')} violations={violations} />
-          <Select label={t('accessTokenType')} value={form.accessTokenType} onChange={set('accessTokenType')} options={[['ACCESS_TOKEN_TYPE_BEARER', 'Bearer'], ['ACCESS_TOKEN_TYPE_JWT', 'JWT']]} />
+          <Select
+            label={t('accessTokenType')}
+            value={form.accessTokenType}
+            onChange={set('accessTokenType')}
+            options={[
+              ['ACCESS_TOKEN_TYPE_BEARER', 'Bearer'],
+              ['ACCESS_TOKEN_TYPE_JWT', 'JWT'],
+            ]}
+          />
         </>
       )}
       <div class="actions">
@@ -163,11 +235,16 @@ export function UserPage({ userId }: { userId: string }) {
   const { api, orgId } = useConsole();
   const user = useLoad(() => api.call<{ user: User }>('GET', `/management/v1/users/${userId}`).then((r) => r.user), [orgId, userId]);
   const [done, setDone] = useState('');
-  const unlock = useSubmit(() => api.call('POST', `/management/v1/users/${userId}/_unlock`, {}), () => (setDone(t('unlocked')), user.reload()));
-  const removal = useSubmit(() => api.call('DELETE', `/management/v1/users/${userId}`), () => navigate('/users'));
+  const unlock = useSubmit(
+    () => api.call('POST', `/management/v1/users/${userId}/_unlock`, {}),
+    () => (setDone(t('unlocked')), user.reload()),
+  );
+  const removal = useSubmit(
+    () => api.call('DELETE', `/management/v1/users/${userId}`),
+    () => navigate('/users'),
+  );
   if (!user.data) return <Loading error={user.error} />;
   const u = user.data;
-  const unlockError = unlock.error instanceof ApiError && unlock.error.missingCall ? new Error(t('unlockUnavailable')) : unlock.error;
   return (
     <>
       <Heading>{u.preferredLoginName}</Heading>
@@ -209,7 +286,7 @@ export function UserPage({ userId }: { userId: string }) {
         ) : (
           <p>{t('notLocked')}</p>
         )}
-        <Status ok={done} error={unlockError} />
+        <Status ok={done} error={unlock.error} />
       </section>
       {u.human && (
         <section aria-labelledby="factors-heading">
@@ -263,7 +340,8 @@ function MachineCredentials({ userId }: { userId: string }) {
   );
   const newSecret = useSubmit(
     () => api.call<{ clientId: string; clientSecret: string }>('PUT', `/management/v1/users/${userId}/secret`, {}),
-    (r) => setSecret({ label: t('clientSecret'), value: `${t('clientId')}: ${r.clientId}\n${t('clientSecret')}: ${r.clientSecret}`, fileName: `${r.clientId}.txt` }),
+    (r) =>
+      setSecret({ label: t('clientSecret'), value: `${t('clientId')}: ${r.clientId}\n${t('clientSecret')}: ${r.clientSecret}`, fileName: `${r.clientId}.txt` }),
   );
   return (
     <>
@@ -297,14 +375,18 @@ function MachineCredentials({ userId }: { userId: string }) {
 
 function Grants({ userId }: { userId: string }) {
   const { api, orgId } = useConsole();
-  const grants = useLoad(() => api.call<{ result: Array<{ id: string; projectId: string; roleKeys: string[] }> }>('GET', `/management/v1/users/${userId}/grants`), [orgId, userId]);
+  const grants = useLoad(
+    () => api.call<{ result: Array<{ id: string; projectId: string; roleKeys: string[] }> }>('GET', `/management/v1/users/${userId}/grants`),
+    [orgId, userId],
+  );
   const projects = useLoad(() => api.call<Page<{ id: string; name: string }>>('POST', '/management/v1/projects/_search', { query: { limit: 1000 } }), [orgId]);
   const [projectId, setProjectId] = useState('');
   const [roleKeys, setRoleKeys] = useState('');
   const [done, setDone] = useState('');
   const names = new Map((projects.data?.result ?? []).map((p) => [p.id, p.name]));
   const add = useSubmit(
-    () => api.call('POST', `/management/v1/users/${userId}/grants`, { projectId: projectId || projects.data?.result[0]?.id || '', roleKeys: commaList(roleKeys) }),
+    () =>
+      api.call('POST', `/management/v1/users/${userId}/grants`, { projectId: projectId || projects.data?.result[0]?.id || '', roleKeys: commaList(roleKeys) }),
     () => (setDone(t('saved')), setRoleKeys(''), grants.reload()),
   );
   return (
@@ -334,4 +416,3 @@ function Grants({ userId }: { userId: string }) {
     </section>
   );
 }
-

@@ -3,9 +3,9 @@ import type { KoaContextWithOIDC } from 'oidc-provider';
 import type { EngineDependencies } from '../configuration.ts';
 import { ROUTES } from '../routes.ts';
 import { publicJwks } from '../../keys/signing-keys.ts';
-import { JWT_BEARER_GRANT } from '../../domain/machine-clients.ts';
+import { JWT_BEARER_GRANT, TOKEN_EXCHANGE_GRANT } from '../../domain/grant-types.ts';
 import { JWT_BEARER_PARAMETERS, jwtBearerGrant } from './jwt-bearer.ts';
-import { TOKEN_EXCHANGE_GRANT, TOKEN_EXCHANGE_PARAMETERS, TOKEN_EXCHANGE_REPEATABLE, tokenExchangeGrant } from './token-exchange.ts';
+import { TOKEN_EXCHANGE_PARAMETERS, TOKEN_EXCHANGE_REPEATABLE, tokenExchangeGrant } from './token-exchange.ts';
 
 /**
  * Our grants beside the engine's own (authorization_code, implicit,
@@ -30,11 +30,11 @@ export function registerGrants(provider: Provider, deps: EngineDependencies): vo
   );
 }
 
-/** SPEC 2: discovery names token exchange only while the feature is on. */
+/** Discovery names token exchange only while the feature is on (docs/api/features.md). */
 export function tokenExchangeInDiscoveryWhileOn(deps: EngineDependencies) {
   return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
     await next();
-    if (ctx.oidc?.route !== 'discovery' || ctx.status !== 200) return;
+    if (ctx.status !== 200) return;
     const body = ctx.body as { grant_types_supported?: string[] };
     if (body.grant_types_supported && !(await deps.featureEnabled('oidcTokenExchange'))) {
       ctx.body = { ...body, grant_types_supported: body.grant_types_supported.filter((g) => g !== TOKEN_EXCHANGE_GRANT) };

@@ -1,6 +1,6 @@
 import type Provider from 'oidc-provider';
-import { errors, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
-import { KNOWN_SCOPES } from '../claims.ts';
+import type { FindAccount, KoaContextWithOIDC } from 'oidc-provider';
+import { invalidGrant } from '../oauth-errors.ts';
 import { MACHINE_KEY_CLAIM } from '../key-bound-tokens.ts';
 import { singleTokenGrantId } from '../../../adapters/index.ts';
 
@@ -12,16 +12,6 @@ export interface TokenResponse {
   id_token?: string;
   refresh_token?: string;
   issued_token_type?: string;
-}
-
-/** The `scope` parameter: required, space-delimited, only scopes this service knows. */
-export function requestedScope(ctx: KoaContextWithOIDC): string[] {
-  const raw = ctx.oidc.params!.scope;
-  if (typeof raw !== 'string' || !raw.trim()) throw new errors.InvalidRequest('missing required parameter scope');
-  const scopes = [...new Set(raw.split(' ').filter(Boolean))];
-  const unknown = scopes.find((scope) => !KNOWN_SCOPES.has(scope));
-  if (unknown) throw new errors.InvalidScope(`unknown scope ${unknown}`, unknown);
-  return scopes;
 }
 
 export interface IssueOptions {
@@ -88,14 +78,26 @@ export async function issueAccessToken(ctx: KoaContextWithOIDC, options: IssueOp
   ctx.oidc.entity('AccessToken', token);
   const accessToken = await token.save();
   const response: TokenResponse = { access_token: accessToken, token_type: 'Bearer', expires_in: token.expiration, scope };
-  if (options.idToken) {
-    const account = await options.findAccount(ctx, options.accountId);
-    if (!account) throw new errors.InvalidGrant('the user no longer exists');
-    const claims = await account.claims('id_token', scope, {}, []);
-    const idToken = new provider.IdToken({ ...claims, sub: options.accountId }, { ctx, client });
-    (idToken as unknown as { scope: string }).scope = scope;
-    idToken.set('at_hash', accessToken);
-    response.id_token = await idToken.issue({ use: 'idtoken' });
-  }
+  if (options.idToken) response.id_token = await mintIdToken(ctx, { accountId: options.accountId, scope, findAccount: options.findAccount, accessToken });
   return response;
+}
+
+/**
+ * The one way our grants mint an ID token: the account's claims of `scope`
+ * for the calling client, with `at_hash` of the access token issued beside
+ * it and `act` when someone acts for the account (RFC 8693 4.1).
+ */
+export async function mintIdToken(
+  ctx: KoaContextWithOIDC,
+  options: { accountId: string; scope: string; findAccount: FindAccount; accessToken?: string; act?: { sub: string } },
+): Promise<string> {
+  const provider = ctx.oidc.provider as Provider;
+  const account = await options.findAccount(ctx, options.accountId);
+  if (!account) throw invalidGrant('the user is not an active user');
+  const claims = await account.claims('id_token', options.scope, {}, []);
+  const idToken = new provider.IdToken({ ...claims, sub: options.accountId }, { ctx, client: ctx.oidc.client! });
+  (idToken as unknown as { scope: string }).scope = options.scope;
+  if (options.act) idToken.set('act', options.act);
+  if (options.accessToken) idToken.set('at_hash', options.accessToken);
+  return idToken.issue({ use: 'idtoken' });
 }

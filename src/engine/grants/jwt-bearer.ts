@@ -1,22 +1,21 @@
 import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';
-import { errors, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
+import { type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
 import { decodeProtectedHeader, importJWK, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import type { Queryable } from '../../storage/database.ts';
 import { findActiveMachineKey } from '../../storage/credentials.ts';
-import { JWT_BEARER_GRANT } from '../../domain/machine-clients.ts';
-import { issueAccessToken, requestedScope } from './issue.ts';
+import { JWT_BEARER_GRANT } from '../../domain/grant-types.ts';
+import { issueAccessToken } from './issue.ts';
+import { requestedScopes } from '../scopes.ts';
+import { invalidGrant } from '../oauth-errors.ts';
 
 export const JWT_BEARER_PARAMETERS = ['assertion', 'scope'];
 
-/** SPEC 2.3: an assertion may live at most one hour. */
+/** An assertion may live at most one hour (docs/oidc.md, JWT profile). */
 const MAX_ASSERTION_LIFETIME = 3600;
 const CLOCK_SKEW = 60;
 const ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'];
 
-function invalidGrant(description: string): Error {
-  return new errors.CustomOIDCProviderError('invalid_grant', description);
-}
 
 type ImportedKey = Awaited<ReturnType<typeof importJWK>>;
 
@@ -79,7 +78,7 @@ async function refuseReplay(provider: Provider, userId: string, assertion: strin
 }
 
 /**
- * `urn:ietf:params:oauth:grant-type:jwt-bearer` (RFC 7523, SEED 4.2): a
+ * `urn:ietf:params:oauth:grant-type:jwt-bearer` (RFC 7523 2.1): a
  * machine user signs an assertion with its key file; no client
  * authentication. Answers an access token and the machine user's ID token.
  */
@@ -93,7 +92,7 @@ export function jwtBearerGrant(db: Queryable, audiences: string[], findAccount: 
     const { keyId, key } = await assertionKey(db, userId, assertion);
     const payload = await verifiedAssertion(assertion, key, userId, audiences);
     await refuseReplay(provider, userId, assertion, payload);
-    const scope = requestedScope(ctx);
+    const scope = requestedScopes(ctx.oidc.params!.scope);
     ctx.body = await issueAccessToken(ctx, { accountId: userId, scope, gty: JWT_BEARER_GRANT, idToken: scope.includes('openid'), findAccount, machineKeyId: keyId });
   };
 }

@@ -6,12 +6,15 @@ import { findUser } from '../../storage/users.ts';
 import { membershipsOf } from '../../storage/memberships.ts';
 import type { FeatureName } from '../../storage/features.ts';
 import { mayImpersonate } from '../../domain/roles.ts';
-import { API_SCOPE, CLAIMS_BY_SCOPE, KNOWN_SCOPES } from '../claims.ts';
+import { API_SCOPE, CLAIMS_BY_SCOPE } from '../claims.ts';
+import { optionalScopes } from '../scopes.ts';
 import { grantableScopes } from '../api-scope.ts';
 import type { ExchangeOutcomes } from './token-extras.ts';
-import { tokenOnNewGrant } from './issue.ts';
+import { mintIdToken, tokenOnNewGrant } from './issue.ts';
+import { invalidGrant } from '../oauth-errors.ts';
+import { TOKEN_EXCHANGE_GRANT } from '../../domain/grant-types.ts';
+import { audienceOf, type TokenLike } from '../token-policies.ts';
 
-export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const TOKEN_EXCHANGE_PARAMETERS = ['subject_token', 'subject_token_type', 'actor_token', 'actor_token_type', 'requested_token_type', 'audience', 'scope', 'resource'];
 /** RFC 8693 2.1: `audience` may be repeated. */
 export const TOKEN_EXCHANGE_REPEATABLE = ['audience'];
@@ -39,7 +42,6 @@ interface ExchangeContext {
   db: Queryable;
   issuer: string;
   keys: JSONWebKeySet;
-  exchanges: ExchangeOutcomes;
 }
 
 /** Scopes that only a token holding them passes on: never taken from a bare user id or an ID token. */
@@ -47,13 +49,6 @@ const HELD_ONLY = new Set([API_SCOPE, 'offline_access']);
 /** What an ID token's claims show of the scopes of the grant that issued it. */
 const IDENTITY_SCOPES = ['profile', 'email', 'phone', 'address'] as const;
 
-function invalidRequest(description: string): Error {
-  return new errors.InvalidRequest(description);
-}
-
-function invalidGrant(description: string): Error {
-  return new errors.CustomOIDCProviderError('invalid_grant', description);
-}
 
 function param(ctx: KoaContextWithOIDC, name: string): string | undefined {
   const value = (ctx.oidc.params as Record<string, unknown>)[name];
@@ -62,16 +57,9 @@ function param(ctx: KoaContextWithOIDC, name: string): string | undefined {
 
 /** An access token of ours, opaque or JWT, still active; its audience is its app, that app's project and an exchange's requested audience. */
 async function fromAccessToken(x: ExchangeContext, value: string): Promise<Party> {
-  const token = (await x.provider.AccessToken.find(value)) as unknown as { accountId?: string; clientId: string; scope?: string; grantId?: string; gty?: string } | undefined;
+  const token = (await x.provider.AccessToken.find(value)) as unknown as (TokenLike & { accountId?: string }) | undefined;
   if (!token?.accountId) throw invalidGrant('token is not an active access token of a user');
-  const client = (await x.provider.Client.find(token.clientId)) as unknown as { project_id?: string } | undefined;
-  const exchanged = token.grantId && token.gty?.includes('token-exchange') ? await x.exchanges.outcomeOf(token.grantId) : undefined;
-  return {
-    userId: token.accountId,
-    scopes: token.scope?.split(' ').filter(Boolean) ?? [],
-    audience: [token.clientId, ...(client?.project_id ? [client.project_id] : []), ...(exchanged?.aud ?? [])],
-    kind: 'access_token',
-  };
+  return { userId: token.accountId, scopes: token.scope?.split(' ').filter(Boolean) ?? [], audience: (await audienceOf(x.provider, token)) ?? [], kind: 'access_token' };
 }
 
 /** An ID token carries no scope: its claims show which identity scopes the grant behind it held. */
@@ -98,7 +86,7 @@ async function fromIdToken(x: ExchangeContext, value: string): Promise<Party> {
   return { userId: payload.sub, scopes: scopesShownBy(payload), audience, kind: 'id_token' };
 }
 
-/** SEED 4.2: a JWT the calling client signed with one of its registered keys, naming the subject in `sub`. */
+/** The `jwt` subject token type of docs/oidc.md: a JWT the calling client signed with one of its registered keys, naming the subject in `sub`. */
 async function fromClientJwt(x: ExchangeContext, value: string): Promise<Party> {
   const client = x.ctx.oidc.client as unknown as { clientId: string; jwks?: { keys: JWK[] } };
   if (!client.jwks?.keys.length) throw invalidGrant('the client has no registered keys to sign a subject JWT');
@@ -119,23 +107,23 @@ async function resolveSubject(x: ExchangeContext, value: string, type: string, h
     case TYPE.idToken:
       return fromIdToken(x, value);
     case TYPE.jwt:
-      if (!hasActor) throw invalidRequest('a subject_token of type jwt needs an actor_token');
+      if (!hasActor) throw new errors.InvalidRequest('a subject_token of type jwt needs an actor_token');
       return fromClientJwt(x, value);
     case TYPE.userId:
-      if (!hasActor) throw invalidRequest('a subject_token of type user_id needs an actor_token');
+      if (!hasActor) throw new errors.InvalidRequest('a subject_token of type user_id needs an actor_token');
       return { userId: value, audience: [], kind: 'user' };
     case TYPE.refreshToken:
-      throw invalidRequest('refresh tokens cannot be exchanged');
+      throw new errors.InvalidRequest('refresh tokens cannot be exchanged');
     default:
-      throw invalidRequest('unsupported subject_token_type');
+      throw new errors.InvalidRequest('unsupported subject_token_type');
   }
 }
 
 async function resolveActor(x: ExchangeContext, value: string, type: string | undefined): Promise<Party> {
-  if (!type) throw invalidRequest('missing required parameter actor_token_type');
+  if (!type) throw new errors.InvalidRequest('missing required parameter actor_token_type');
   if (type === TYPE.accessToken) return fromAccessToken(x, value);
   if (type === TYPE.idToken) return fromIdToken(x, value);
-  throw invalidRequest('unsupported actor_token_type');
+  throw new errors.InvalidRequest('unsupported actor_token_type');
 }
 
 /**
@@ -158,13 +146,13 @@ function checkSubjectFor(client: { clientId: string; project_id?: unknown }, sub
 async function checkActor(db: Queryable, actor: Party, subject: Party): Promise<void> {
   const user = await findUser(db, actor.userId);
   if (!user || user.state !== 'active') throw invalidGrant('the actor is not an active user');
-  if (actor.kind !== 'access_token' && actor.userId !== subject.userId) throw invalidRequest('acting for another user needs an access token as actor_token');
+  if (actor.kind !== 'access_token' && actor.userId !== subject.userId) throw new errors.InvalidRequest('acting for another user needs an access token as actor_token');
 }
 
 /** Acting for another user needs an impersonator role, and reaches end users only (docs/security.md). */
 async function checkImpersonation(db: Queryable, actorId: string, subject: { id: string; org_id: string }): Promise<void> {
   const [actorMemberships, subjectMemberships] = await Promise.all([membershipsOf(db, actorId), membershipsOf(db, subject.id)]);
-  if (!mayImpersonate(actorMemberships, { orgId: subject.org_id, memberships: subjectMemberships })) throw invalidRequest('impersonation not permitted');
+  if (!mayImpersonate(actorMemberships, { orgId: subject.org_id, memberships: subjectMemberships })) throw new errors.InvalidRequest('impersonation not permitted');
 }
 
 /** RFC 8693 2.1: the requested audience must be among those of the presented tokens. */
@@ -188,13 +176,11 @@ function scopeCeiling(subject: Party, actor: Party | undefined): string[] {
 
 /** The scopes of the new token: those asked for (by default the subject token's), within the ceiling. */
 function grantedScopes(ctx: KoaContextWithOIDC, subject: Party, ceiling: string[]): string[] {
-  const requested = param(ctx, 'scope')?.split(' ').filter(Boolean);
+  const requested = optionalScopes((ctx.oidc.params as Record<string, unknown>).scope);
   if (!requested) return subject.scopes ? ceiling : ['openid'];
-  const unknown = requested.find((s) => !KNOWN_SCOPES.has(s));
-  if (unknown) throw new errors.InvalidScope(`unknown scope ${unknown}`, unknown);
   const beyond = requested.find((s) => !ceiling.includes(s));
   if (beyond) throw new errors.InvalidScope(`scope ${beyond} exceeds the ${subject.scopes ? 'subject token' : 'actor token'}`, beyond);
-  return [...new Set(requested)];
+  return requested;
 }
 
 export interface TokenExchangeDeps {
@@ -209,7 +195,7 @@ export interface TokenExchangeDeps {
 }
 
 /**
- * RFC 8693 token exchange (SEED 4.2, SPEC 2.3), while the `oidcTokenExchange`
+ * RFC 8693 token exchange (docs/oidc.md), while the `oidcTokenExchange`
  * feature is on: a subject (and optionally an actor) token in, a token of
  * the requested type out — narrower in scope or audience, or acting for
  * another user with the `act` claim naming the actor.
@@ -219,18 +205,18 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
     if (!(await deps.featureEnabled('oidcTokenExchange'))) throw new errors.UnsupportedGrantType();
     if (param(ctx, 'resource') !== undefined) throw new errors.InvalidTarget('the resource parameter is not supported');
     const provider = ctx.oidc.provider as Provider;
-    const x: ExchangeContext = { ctx, provider, db: deps.db, issuer: deps.issuer, keys: deps.publicKeys, exchanges: deps.exchanges };
+    const x: ExchangeContext = { ctx, provider, db: deps.db, issuer: deps.issuer, keys: deps.publicKeys };
     const client = ctx.oidc.client!;
 
     const subjectToken = param(ctx, 'subject_token');
     const subjectType = param(ctx, 'subject_token_type');
-    if (!subjectToken) throw invalidRequest('missing required parameter subject_token');
-    if (!subjectType) throw invalidRequest('missing required parameter subject_token_type');
+    if (!subjectToken) throw new errors.InvalidRequest('missing required parameter subject_token');
+    if (!subjectType) throw new errors.InvalidRequest('missing required parameter subject_token_type');
     const actorToken = param(ctx, 'actor_token');
-    if (!actorToken && param(ctx, 'actor_token_type')) throw invalidRequest('actor_token_type given without actor_token');
+    if (!actorToken && param(ctx, 'actor_token_type')) throw new errors.InvalidRequest('actor_token_type given without actor_token');
     const requestedType = param(ctx, 'requested_token_type') ?? TYPE.accessToken;
     if (requestedType !== TYPE.accessToken && requestedType !== TYPE.jwt && requestedType !== TYPE.idToken) {
-      throw invalidRequest('unsupported requested_token_type');
+      throw new errors.InvalidRequest('unsupported requested_token_type');
     }
 
     const subject = await resolveSubject(x, subjectToken, subjectType, Boolean(actorToken));
@@ -250,15 +236,7 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
     const scope = scopes.join(' ');
     const act = actor && actor.userId !== subject.userId ? { sub: actor.userId } : undefined;
 
-    const idToken = async (accessToken?: string) => {
-      const account = await deps.findAccount(ctx, subject.userId);
-      if (!account) throw invalidGrant('the subject is not an active user');
-      const token = new provider.IdToken({ ...(await account.claims('id_token', scope, {}, [])), sub: subject.userId }, { ctx, client });
-      (token as unknown as { scope: string }).scope = scope;
-      if (act) token.set('act', act);
-      if (accessToken) token.set('at_hash', accessToken);
-      return token.issue({ use: 'idtoken' });
-    };
+    const idToken = (accessToken?: string) => mintIdToken(ctx, { accountId: subject.userId, scope, findAccount: deps.findAccount, ...(accessToken ? { accessToken } : {}), ...(act ? { act } : {}) });
 
     // An ID token is all the answer: it carries `act` itself, and no grant
     // is stored that no token names.
@@ -271,7 +249,7 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
     const { token, grant } = await tokenOnNewGrant(provider, { accountId: subject.userId, client, gty: TOKEN_EXCHANGE_GRANT, scope, refreshable: refreshes });
     if (act || requestedAudience.length) await deps.exchanges.remember(grant.id, { ...(act ? { act } : {}), ...(requestedAudience.length ? { aud: [...new Set(requestedAudience)] } : {}) }, grant.lifetime);
 
-    // SEED 4.2: access_token is returned opaque, jwt as a JWT, whatever the app's default.
+    // The token type table of docs/oidc.md: access_token is returned opaque, jwt as a JWT, whatever the app's default.
     (token as unknown as { format_override: string }).format_override = requestedType === TYPE.jwt ? 'jwt' : 'opaque';
     ctx.oidc.entity('AccessToken', token);
     const accessToken = await token.save();

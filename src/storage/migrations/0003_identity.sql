@@ -1,7 +1,8 @@
 -- The append-only event log: every write appends its events here and updates
 -- the current-state tables below in the same transaction. `position` is the
--- `sequence` of SEED 2.6; writers take an advisory lock before appending, so
--- positions are allocated and committed in the same order.
+-- `details.sequence` of docs/api/README.md; writers take an advisory lock
+-- before appending, so positions are allocated and committed in the same
+-- order.
 CREATE TABLE events (
   position        bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   aggregate_type  text        NOT NULL,
@@ -15,7 +16,8 @@ CREATE TABLE events (
 CREATE INDEX events_aggregate ON events (aggregate_type, aggregate_id, position);
 
 -- Every current-state row carries the sequence and dates of its own events
--- (details on read, SEED 2.6): creation = first event, change = last event.
+-- (`details` on read, docs/api/README.md): creation = first event, change =
+-- last event.
 CREATE TABLE instance (
   id              text        PRIMARY KEY,
   default_org_id  text        NOT NULL,

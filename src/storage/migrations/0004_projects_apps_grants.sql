@@ -67,7 +67,7 @@ CREATE TABLE user_grants (
   UNIQUE (user_id, project_id)
 );
 
--- Instance feature flags (SPEC 3.2 /v2/features/instance).
+-- Instance feature flags (docs/api/features.md).
 CREATE TABLE instance_features (
   name            text        PRIMARY KEY,
   enabled         boolean     NOT NULL,

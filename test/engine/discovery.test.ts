@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { allowInsecureRequests, discovery } from 'openid-client';
 import { REDIS_URL } from '../support/stores.ts';
-import { startInProcess, type InProcessServer } from '../support/server.ts';
+import { testServer, type InProcessServer } from '../support/server.ts';
 
 const PATHS = {
   authorization_endpoint: '/oauth/v2/authorize',
@@ -55,7 +55,7 @@ describe('discovery, keys and operational endpoints', () => {
   let metadata: Json;
 
   before(async () => {
-    server = await startInProcess();
+    server = await testServer();
     issuer = server.issuer;
     const res = await fetch(`${server.url}/.well-known/openid-configuration`);
     assert.equal(res.status, 200);
@@ -73,7 +73,7 @@ describe('discovery, keys and operational endpoints', () => {
     assert.equal(discovered.token_endpoint, `${issuer}/oauth/v2/token`);
   });
 
-  it('advertises every endpoint at exactly the issuer plus the SPEC 2 path', () => {
+  it('advertises every endpoint at exactly the issuer plus the path of docs/oidc.md', () => {
     assert.equal(metadata.issuer, issuer);
     for (const [name, path] of Object.entries(PATHS)) assert.equal(metadata[name], `${issuer}${path}`, name);
   });
@@ -95,7 +95,7 @@ describe('discovery, keys and operational endpoints', () => {
     assert.deepEqual(metadata.code_challenge_methods_supported, ['S256']);
   });
 
-  it('advertises the four token endpoint authentication methods of SPEC 2', () => {
+  it('advertises the four token endpoint authentication methods of docs/oidc.md', () => {
     assert.deepEqual([...(metadata.token_endpoint_auth_methods_supported as string[])].sort(), ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
   });
 
@@ -279,7 +279,7 @@ describe('discovery, keys and operational endpoints', () => {
 describe('configurable key set caching', () => {
   let server: InProcessServer;
   before(async () => {
-    server = await startInProcess({ JWKS_MAX_AGE: '60' }, { sharedStores: false });
+    server = await testServer({ env: { JWKS_MAX_AGE: '60' }, sharedStores: false });
   });
   after(async () => {
     await server?.stop();

@@ -35,7 +35,7 @@ describe('configuration defaults', () => {
     assert.equal(config.jwksMaxAge, 300);
   });
 
-  it('uses the SPEC lifetimes by default: access and ID token 12h, code 10 min, refresh 30 d idle / 90 d absolute, session 24h', () => {
+  it('uses the default lifetimes of the README: access and ID token 12h, code 10 min, refresh 30 d idle / 90 d absolute, session 24h', () => {
     const config = loadConfig({});
     assert.equal(config.accessTokenLifetime, 12 * 3600);
     assert.equal(config.idTokenLifetime, 12 * 3600);

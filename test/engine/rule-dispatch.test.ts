@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import { rulesByEndpoint, type EngineRule } from '../../src/engine/rules-by-endpoint.ts';
+import { rulesByEndpoint, type EngineRule } from '../../src/engine/rule-dispatch.ts';
 
 /** A rule that notes its name on the way in and on the way out. */
 function tracing(name: string, trace: string[]): EngineRule {
@@ -18,20 +18,24 @@ async function run(rule: EngineRule, path: string, trace: string[]): Promise<voi
   });
 }
 
-describe('engine rules picked by endpoint path', () => {
+describe('engine rules picked by the point their path names', () => {
   const trace: string[] = [];
   const rules = rulesByEndpoint({
     token: [tracing('a', trace), tracing('b', trace)],
     authorization: [tracing('authz', trace)],
+    resume: [tracing('resume', trace)],
     end_session: [tracing('logout', trace)],
+    end_session_confirm: [tracing('confirm', trace)],
     discovery: [tracing('discovery', trace)],
   });
 
   const cases: Array<[string, string[]]> = [
     ['/oauth/v2/token', ['a>', 'b>', 'engine', '<b', '<a']],
     ['/oauth/v2/authorize', ['authz>', 'engine', '<authz']],
-    ['/oauth/v2/authorize/abc123', ['authz>', 'engine', '<authz']],
-    ['/oidc/v1/end_session/confirm', ['logout>', 'engine', '<logout']],
+    ['/oauth/v2/authorize/abc123', ['resume>', 'engine', '<resume']],
+    ['/oidc/v1/end_session', ['logout>', 'engine', '<logout']],
+    ['/oidc/v1/end_session/confirm', ['confirm>', 'engine', '<confirm']],
+    ['/oidc/v1/end_session/success', ['engine']],
     ['/.well-known/openid-configuration', ['discovery>', 'engine', '<discovery']],
     ['/oauth/v2/introspect', ['engine']],
     ['/oauth/v2/tokenx', ['engine']],

@@ -1,0 +1,153 @@
+import Provider, { errors } from 'oidc-provider';
+import type { Queryable } from '../storage/database.ts';
+import { digestsEqual, secretDigest } from '../security/secrets.ts';
+import { looksLikeJwt, type JwtAccessTokens, type JwtTokenRecord } from './jwt-access-tokens.ts';
+import { boundKeyStillActive, type KeyBoundToken } from './key-bound-tokens.ts';
+
+/**
+ * Every change this service makes to the engine's own classes, in the one
+ * order they must be applied. Everything else is configuration
+ * (configuration.ts) or middleware around the engine's endpoints
+ * (rule-dispatch.ts). Each member patched here is listed in
+ * PATCHED_MEMBERS; a test checks them on a bare engine, so an upgrade that
+ * renames or drops one fails there instead of silently unpatching.
+ */
+
+interface ClientClass {
+  prototype: {
+    clientSecret?: string;
+    compareClientSecret(actual: string): boolean;
+    responseTypeAllowed(type: string): boolean;
+  };
+  Schema: { prototype: { dev_mode?: boolean; invalidate(message: string, code?: string): void } };
+  find(id: string): Promise<unknown>;
+  adapter: { find(id: string): Promise<object | undefined> };
+}
+
+interface TokenClass {
+  prototype: { getValueAndPayload(this: TokenRecord): Promise<{ value: string; payload: unknown }> };
+  find(value: string, options?: unknown): Promise<unknown>;
+}
+
+type TokenRecord = JwtTokenRecord & {
+  /** Set by token exchange: the requested token type decides the format. */
+  format_override?: 'jwt' | 'opaque';
+  client?: JwtTokenRecord['client'] & { access_token_type?: string };
+};
+
+/** Members of the engine's models that the overrides below replace, as `Model.member` or `Model.prototype.member`. */
+export const PATCHED_MEMBERS = [
+  'Client.prototype.responseTypeAllowed',
+  'Client.prototype.compareClientSecret',
+  'Client.Schema.prototype.invalidate',
+  'Client.find',
+  'AccessToken.prototype.getValueAndPayload',
+  'ClientCredentials.prototype.getValueAndPayload',
+  'AccessToken.find',
+  'ClientCredentials.find',
+] as const;
+
+/** The member a PATCHED_MEMBERS entry names on a provider, or undefined when the engine has none. */
+export function patchedMember(provider: Provider, path: (typeof PATCHED_MEMBERS)[number]): unknown {
+  return path.split('.').reduce<unknown>((holder, key) => (holder as Record<string, unknown> | undefined)?.[key], provider);
+}
+
+// The engine refuses http and localhost redirect URIs for implicit web
+// clients; apps in dev mode may use them (docs/api/projects-apps.md), so
+// those two checks, and only those, are waived for them.
+const DEV_MODE_WAIVERS = new Set(['implicit-force-https', 'implicit-forbid-localhost']);
+
+export interface OverrideDeps {
+  /** Key of the keyed digests that stand in for client secrets. */
+  secretKey: Buffer;
+  jwt: JwtAccessTokens;
+  db: Queryable;
+}
+
+export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
+  for (const path of PATCHED_MEMBERS) {
+    if (typeof patchedMember(provider, path) !== 'function') throw new Error(`the OIDC engine has no ${path} to override`);
+  }
+  const Client = provider.Client as unknown as ClientClass;
+  const AccessToken = provider.AccessToken as unknown as TokenClass;
+  const ClientCredentials = provider.ClientCredentials as unknown as TokenClass;
+
+  // 1. A response type the app is not set up for is `unauthorized_client`
+  //    (RFC 6749 4.1.2.1); the engine says invalid_request. It is still
+  //    sent to the redirect_uri.
+  const responseTypeAllowed = Client.prototype.responseTypeAllowed;
+  Client.prototype.responseTypeAllowed = function responseTypeAllowedOrUnauthorized(type: string) {
+    if (responseTypeAllowed.call(this, type)) return true;
+    throw new errors.UnauthorizedClient('requested response_type is not allowed for this client');
+  };
+
+  // 2. Client secrets are stored as keyed digests, never in clear: compare
+  //    the digest of what the client presents with the stored one, in
+  //    constant time.
+  Client.prototype.compareClientSecret = function compareClientSecret(actual: string) {
+    if (!this.clientSecret || typeof actual !== 'string') return false;
+    return digestsEqual(Buffer.from(this.clientSecret, 'base64url'), secretDigest(deps.secretKey, actual));
+  };
+
+  // 3. Dev-mode apps may use http and localhost redirect URIs for the
+  //    implicit flow too.
+  const invalidate = Client.Schema.prototype.invalidate;
+  Client.Schema.prototype.invalidate = function waiveForDevMode(message: string, code?: string) {
+    if (this.dev_mode && code && DEV_MODE_WAIVERS.has(code)) return;
+    invalidate.call(this, message, code);
+  };
+
+  // 4. The engine caches built clients by a SHA-256 of their metadata's
+  //    JSON, computed on every look-up (twice per token or introspection
+  //    request). Our ClientDirectory hands out the same metadata object for
+  //    as long as it caches an app, so the client built from it is reused by
+  //    object identity instead; a changed app is a new object.
+  const findClient: ClientClass['find'] = Client.find.bind(Client);
+  const built = new WeakMap<object, Promise<unknown>>();
+  Client.find = async (id) => {
+    const metadata = typeof id === 'string' && id ? await Client.adapter.find(id) : undefined;
+    if (!metadata) return findClient(id);
+    let client = built.get(metadata);
+    if (!client) {
+      client = findClient(id);
+      built.set(metadata, client);
+    }
+    return client;
+  };
+
+  // 5, 6. Access tokens of apps and machine users set to JWT: the stored
+  //    record keeps its opaque id as `jti`, the value handed out is the
+  //    signed JWT (the engine's own JWT access tokens are not stored, so
+  //    could be neither revoked nor introspected). Users' access tokens and
+  //    machine users' client credentials alike.
+  for (const model of [AccessToken, ClientCredentials]) {
+    const opaqueValue = model.prototype.getValueAndPayload;
+    model.prototype.getValueAndPayload = async function jwtOrOpaque(this: TokenRecord) {
+      const stored = await opaqueValue.call(this);
+      const jwt = this.format_override ? this.format_override === 'jwt' : this.client?.access_token_type === 'jwt';
+      if (!jwt) return stored;
+      const { iat, exp } = stored.payload as { iat: number; exp: number };
+      return { value: await deps.jwt.sign(this, iat, exp), payload: stored.payload };
+    };
+  }
+
+  // 7, 8. Finding a token by its value: a JWT of ours is looked up by its
+  //    `jti` (the record id); anything else as the engine does.
+  for (const model of [AccessToken, ClientCredentials]) {
+    const findStored = model.find.bind(model);
+    model.find = async (value: string, options?: unknown) => {
+      if (typeof value !== 'string' || !looksLikeJwt(value)) return findStored(value, options);
+      const jti = await deps.jwt.tokenIdOf(value);
+      return jti ? findStored(jti, options) : undefined;
+    };
+  }
+
+  // 9. A user's access token obtained with a machine key (JWT profile) is
+  //    found only while that key is active: wraps 7, so it applies to both
+  //    spellings of the token.
+  const findAccessToken = AccessToken.find.bind(AccessToken);
+  AccessToken.find = async (value, options) => {
+    const token = (await findAccessToken(value, options)) as KeyBoundToken | undefined;
+    return token && (await boundKeyStillActive(deps.db, token)) ? token : undefined;
+  };
+}

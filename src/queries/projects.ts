@@ -1,0 +1,32 @@
+import type { Queryable } from '../storage/database.ts';
+import { readDetails, type WriteDetails } from '../storage/event-log.ts';
+import { findProject, projectRoles, type ProjectRow } from '../storage/projects.ts';
+import { NotFound, PermissionDenied } from '../domain/errors.ts';
+import { mayActInOrg, type Principal } from '../domain/roles.ts';
+
+/** Projects and their apps are the org owner's business. */
+export function requireOrgOwner(actor: Principal, orgId: string): void {
+  if (!mayActInOrg(actor, orgId, 'ORG_OWNER')) throw new PermissionDenied('managing projects and apps requires ORG_OWNER');
+}
+
+/** A project of the acting org; projects of other orgs are "not found" there. */
+export async function projectOfOrg(db: Queryable, orgId: string, projectId: string): Promise<ProjectRow> {
+  const project = await findProject(db, projectId);
+  if (!project || project.org_id !== orgId) throw new NotFound('project not found');
+  return project;
+}
+
+export interface ProjectView {
+  id: string;
+  name: string;
+  details: WriteDetails;
+  roles: Array<{ roleKey: string; displayName: string }>;
+}
+
+/** `GET /management/v1/projects/{id}`: the project with its roles. */
+export async function getProject(db: Queryable, actor: Principal, orgId: string, projectId: string): Promise<ProjectView> {
+  requireOrgOwner(actor, orgId);
+  const project = await projectOfOrg(db, orgId, projectId);
+  const roles = await projectRoles(db, project.id);
+  return { id: project.id, name: project.name, details: readDetails(project, project.org_id), roles: roles.map((r) => ({ roleKey: r.role_key, displayName: r.display_name })) };
+}
