@@ -9,6 +9,7 @@ COPY config config
 COPY src src
 COPY adapters adapters
 COPY interactions interactions
+COPY console console
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Run: the built output on the official Node 24 image, as the unprivileged user.

@@ -7,6 +7,7 @@ import { deleteRedisPrefix, dropSchema, freePort, randomMasterKey } from '../tes
 import { readResponse, type ApiResponse } from '../test/support/api.ts';
 import { signAssertions, type MachineKeyFile } from './assertions.ts';
 import { basicAuth, runCodeFlow, type CodeFlowClient, type CodeFlowUser } from '../test/support/code-flow.ts';
+import { addSearchUsersThroughApi, insertSearchUsers, usersSearchLoad } from './users-search.ts';
 import { BENCH_CORE, NODE, ROOT, SERVER_CORE, killChildrenNow, memoryOf, pinSelf, pinning, spawnChild, tempDir, type Child } from './processes.ts';
 import {
   SCENARIOS,
@@ -51,6 +52,8 @@ const ASSERTIONS = Math.round(numberSetting('BENCH_JWT_ASSERTIONS', Math.min(60_
 const OUTPUT = process.env.BENCH_OUTPUT || join(ROOT, 'bench/results.json');
 const RUN_BARE = process.env.BENCH_BARE !== '0';
 const DATABASE_URL = process.env.DATABASE_URL || undefined;
+// Users in the org of the users_search scenario: 100,000 on PostgreSQL, 10,000 on the embedded database.
+const SEARCH_USERS = Math.round(numberSetting('BENCH_SEARCH_USERS', DATABASE_URL ? 100_000 : 10_000, 10, 1_000_000));
 const REDIS_URL = process.env.REDIS_URL || undefined;
 
 function selectedScenarios(): ScenarioName[] {
@@ -269,8 +272,8 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
     NODE_OPTIONS: [...IMAGE_RUNTIME.nodeFlags, process.env.BENCH_SERVER_NODE_OPTIONS ?? ''].join(' ').trim(),
   };
   const suffix = randomBytes(5).toString('hex');
+  const schema = `bench_${suffix}`;
   if (DATABASE_URL) {
-    const schema = `bench_${suffix}`;
     Object.assign(env, { DATABASE_URL, DATABASE_SCHEMA: schema });
     cleanups.push(() => dropSchema(DATABASE_URL, schema));
   }
@@ -421,6 +424,19 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
     });
   }
 
+  if (wants('users_search')) {
+    await scenario('ours', 'users_search', async () => {
+      const started = performance.now();
+      if (DATABASE_URL) await insertSearchUsers(DATABASE_URL, schema, SEARCH_USERS);
+      else await addSearchUsersThroughApi(api, SEARCH_USERS);
+      log(`    loaded ${SEARCH_USERS} users in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      const load = usersSearchLoad(pat, SEARCH_USERS);
+      await preflight(base, load, load.bodyFrom!.build(load.bodyFrom!.feeder.next()!));
+      const report = await measureHttp(base, pid, load, settings);
+      return { ...report, detail: `${SEARCH_USERS} users in the org, login-name prefix matching 10, page of 50; ${report.detail}` };
+    });
+  }
+
   const hwm = memoryOf(pid)?.hwmMb ?? null;
   await server.stop(15_000);
   const output = server.output();
@@ -554,6 +570,8 @@ function targets(scenarios: Record<string, ScenarioResult>): string[] {
   lines.push(`JWT profile grant ≥ 700/s: ${jwtProfile ?? 'n/a'} → ${verdict(jwtProfile === undefined ? undefined : jwtProfile >= 700)}`);
   const withErrors = Object.entries(scenarios).filter(([, r]) => (r.ours?.errors ?? 0) > 0 || (r.bare?.errors ?? 0) > 0).map(([n]) => n);
   lines.push(`no scenario with errors: ${withErrors.length ? `errors in ${withErrors.join(', ')}` : 'none'} → ${verdict(withErrors.length === 0)}`);
+  const search = scenarios.users_search?.ours?.p99_ms ?? undefined;
+  lines.push(`users_search p99 < 50 ms (PostgreSQL, 100,000 users): ${search ?? 'n/a'} ms → ${verdict(search === undefined || !DATABASE_URL ? undefined : search < 50)}`);
   const peaks = Object.values(scenarios).map((r) => r.ours?.peak_rss_mb ?? 0);
   const peak = peaks.length ? Math.max(...peaks) : undefined;
   lines.push(`server peak RSS < 300 MB: ${peak ?? 'n/a'} MB → ${verdict(peak === undefined ? undefined : peak < 300)}`);

@@ -6,7 +6,7 @@ import { cpuSecondsOf, sampleRss } from './processes.ts';
 // autocannon in this process against one server; the code flow runs a few
 // browser-less flows in parallel with fetch. Both report the same numbers.
 
-export const SCENARIOS = ['client_credentials_opaque', 'client_credentials_jwt', 'introspection', 'jwt_profile', 'refresh_token', 'userinfo', 'code_flow'] as const;
+export const SCENARIOS = ['client_credentials_opaque', 'client_credentials_jwt', 'introspection', 'jwt_profile', 'refresh_token', 'userinfo', 'code_flow', 'users_search'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface Measurement {

@@ -20,6 +20,7 @@ import { healthRoutes, type Dependency } from './http/health.ts';
 import { createMetrics, metricsRoutes } from './http/metrics.ts';
 import { trackConnections } from './http/connections.ts';
 import { pageAssetRoutes } from './http/page-assets.ts';
+import { consoleRoutes, loadConsoleBundle } from './http/console.ts';
 import { localInvalidation, redisInvalidation, type CacheTopic } from './storage/invalidation.ts';
 import { userCache } from './storage/user-cache.ts';
 import { featureCache } from './storage/feature-cache.ts';
@@ -31,6 +32,7 @@ import { patVerifier } from './queries/verify-pat.ts';
 import { engineTokenVerifier } from './queries/verify-access-token.ts';
 import { prepareDataDir, restrictDataDir } from './storage/data-dir.ts';
 import { firstStart } from './commands/first-start.ts';
+import { ensureConsoleApp } from './commands/console-app.ts';
 import { createAuthThrottle } from './security/auth-throttle.ts';
 import { unlockExpiredLocks } from './commands/password-login.ts';
 import { InvalidArgument } from './domain/errors.ts';
@@ -83,6 +85,8 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         'first start: created the instance; admin credentials written to DATA_DIR (mode 0600)',
       );
     }
+    const consoleApp = await ensureConsoleApp(db, config.issuer);
+    if (consoleApp !== 'unchanged') log.info({ consoleApp }, 'the console app is ready');
 
     await ensureSigningKey(db, sealingKey);
     await advanceSigningKeys(db, sealingKey, { interval: config.keyRotationInterval });
@@ -139,6 +143,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const dependencies: Dependency[] = [{ name: db.kind === 'postgres' ? 'postgres' : 'database', ping: () => db.ping() }];
     if (redis) dependencies.push({ name: 'redis', ping: () => redis.ping() });
 
+    const consoleBundle = await loadConsoleBundle(log);
     const inFlight = { count: 0 };
     let stopping = false;
     const app = createApp({
@@ -152,6 +157,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         healthRoutes(dependencies, () => stopping),
         metricsRoutes(metrics),
         pageAssetRoutes(),
+        consoleRoutes(consoleBundle, config.issuer),
         adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db, engineDeps.exchanges)], secretKey, announce, engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh }, throttle }),
         interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics, throttle, announce }),
       ],

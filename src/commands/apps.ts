@@ -1,10 +1,10 @@
 import type { Database, Queryable } from '../storage/database.ts';
 import { beginWrite, writeDetails } from '../storage/event-log.ts';
-import { addApp, addAppKey, changeApp, removeApp, settingsOf } from '../storage/apps.ts';
+import { addApp, addAppKey, changeApp, removeApp, settingsOf, type AppRow } from '../storage/apps.ts';
 import { APP_DEFAULTS, appViolations, needsSecret, toClientMetadata, type AppSettings } from '../domain/apps.ts';
 import { InvalidArgument, PermissionDenied, fieldError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import { apiAccessProblem, type Principal } from '../domain/roles.ts';
+import { apiAccessProblem, hasInstanceRole, type Principal } from '../domain/roles.ts';
 import { findInstance } from '../storage/instance.ts';
 import { generateSecret, secretDigest } from '../security/secrets.ts';
 import { generateMachineKeyPair } from '../security/machine-keys.ts';
@@ -52,6 +52,16 @@ async function checkApiAccess(db: Queryable, actor: Principal, orgId: string, fr
   if (problem === 'org') throw fieldError('iamApiAccess', "only apps of the instance's first organization may access the instance API");
 }
 
+/**
+ * An app that may obtain the API scope hands out instance-owner tokens when
+ * an instance owner signs in through it (the console is one): whoever moves
+ * its redirect URIs, keys or existence could catch them, so that is the
+ * instance owner's business only.
+ */
+function assertMayChangeApiApp(actor: Principal, app: AppRow): void {
+  if (app.iam_api_access && !hasInstanceRole(actor, 'IAM_OWNER')) throw new PermissionDenied('only an instance owner (IAM_OWNER) may change an app with iamApiAccess');
+}
+
 export async function createOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, input: Partial<AppSettings> & { name: string }) {
   requireOrgOwner(actor, orgId);
   await projectOfOrg(deps.db, orgId, projectId);
@@ -83,6 +93,7 @@ export async function changeOidcApp(deps: AppDeps, actor: Principal, orgId: stri
   const { clientId, clientSecret, details } = await deps.db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     const app = await appOfProject(tx, orgId, projectId, appId);
+    assertMayChangeApiApp(actor, app);
     const settings: AppSettings = { ...settingsOf(app), ...patch };
     await checkApiAccess(tx, actor, orgId, app.iam_api_access, settings.iamApiAccess);
     await checkSettings(deps, settings, app.client_id);
@@ -99,6 +110,7 @@ export async function removeOidcApp(deps: AppDeps, actor: Principal, orgId: stri
   const { clientId, details } = await deps.db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     const app = await appOfProject(tx, orgId, projectId, appId);
+    assertMayChangeApiApp(actor, app);
     await removeApp(write, { id: appId, projectId, orgId });
     return { clientId: app.client_id, details: writeDetails(write, orgId) };
   });
@@ -117,6 +129,7 @@ export async function addOidcAppKey(deps: AppDeps, actor: Principal, orgId: stri
   const { clientId, details } = await deps.db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     const app = await appOfProject(tx, orgId, projectId, appId);
+    assertMayChangeApiApp(actor, app);
     if (app.auth_method !== 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') throw fieldError('authMethodType', 'keys are for apps using OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT');
     await addAppKey(write, { id: keyId, appId, projectId, orgId, publicJwk, expiresAt });
     return { clientId: app.client_id, details: writeDetails(write, orgId) };

@@ -14,7 +14,7 @@ export interface AppView extends AppSettings {
   details: WriteDetails;
 }
 
-function toView(row: AppRow): AppView {
+export function toView(row: AppRow): AppView {
   return { appId: row.id, projectId: row.project_id, clientId: row.client_id, ...settingsOf(row), details: readDetails(row, row.org_id) };
 }
 

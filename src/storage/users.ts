@@ -103,7 +103,7 @@ export async function userNameTaken(db: Queryable, orgId: string, userName: stri
   return rows.length > 0;
 }
 
-const USER_COLUMNS = `u.id, u.org_id, u.type, u.user_name, u.state, u.first_name, u.last_name, u.nick_name, u.display_name,
+export const USER_COLUMNS = `u.id, u.org_id, u.type, u.user_name, u.state, u.first_name, u.last_name, u.nick_name, u.display_name,
   u.preferred_language, u.gender, u.email, u.email_verified, u.phone, u.phone_verified, u.name, u.description,
   u.access_token_type, d.domain AS primary_domain, o.name AS org_name, u.sequence::text AS sequence, u.creation_date, u.change_date`;
 

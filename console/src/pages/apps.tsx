@@ -1,0 +1,328 @@
+import { useState } from 'preact/hooks';
+import { searchPage, type Page } from '../api.ts';
+import { Check, Field, Heading, Loading, Pager, SecretOnce, Select, Status, lines, useConsole, useLoad, useSubmit } from '../components.tsx';
+import { t } from '../i18n.ts';
+import { href, navigate } from '../router.ts';
+
+// OIDC apps of a project: list, every field to create or change one, the
+// client secret and key files shown once (docs/api/projects-apps.md).
+
+const PAGE = 20;
+const RESPONSE_TYPES = ['OIDC_RESPONSE_TYPE_CODE', 'OIDC_RESPONSE_TYPE_ID_TOKEN', 'OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN'];
+const GRANT_TYPES = ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_IMPLICIT', 'OIDC_GRANT_TYPE_REFRESH_TOKEN', 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE'];
+const APP_TYPES = ['OIDC_APP_TYPE_WEB', 'OIDC_APP_TYPE_USER_AGENT', 'OIDC_APP_TYPE_NATIVE'];
+const AUTH_METHODS = ['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST', 'OIDC_AUTH_METHOD_TYPE_NONE', 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT'];
+const TOKEN_TYPES = ['OIDC_TOKEN_TYPE_BEARER', 'OIDC_TOKEN_TYPE_JWT'];
+const FLAGS = ['idTokenUserinfoAssertion', 'accessTokenRoleAssertion', 'idTokenRoleAssertion', 'devMode', 'iamApiAccess'] as const;
+
+export interface AppSettings {
+  name: string;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  responseTypes: string[];
+  grantTypes: string[];
+  appType: string;
+  authMethodType: string;
+  accessTokenType: string;
+  idTokenUserinfoAssertion: boolean;
+  accessTokenRoleAssertion: boolean;
+  idTokenRoleAssertion: boolean;
+  devMode: boolean;
+  iamApiAccess: boolean;
+}
+
+interface App extends AppSettings {
+  appId: string;
+  projectId: string;
+  clientId: string;
+}
+
+const DEFAULTS: AppSettings = {
+  name: '',
+  redirectUris: [],
+  postLogoutRedirectUris: [],
+  responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+  grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
+  appType: 'OIDC_APP_TYPE_WEB',
+  authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+  accessTokenType: 'OIDC_TOKEN_TYPE_BEARER',
+  idTokenUserinfoAssertion: false,
+  accessTokenRoleAssertion: false,
+  idTokenRoleAssertion: false,
+  devMode: false,
+  iamApiAccess: false,
+};
+
+/** `OIDC_GRANT_TYPE_REFRESH_TOKEN` → `REFRESH TOKEN`: the enum's own words, readable. */
+const words = (value: string, prefix: string) => value.slice(prefix.length).replace(/_/g, ' ');
+
+const projectParam = () => new URLSearchParams(location.search).get('project') ?? '';
+
+export function AppsPage() {
+  const { api, orgId } = useConsole();
+  const projects = useLoad(() => api.call<Page<{ id: string; name: string }>>('POST', '/management/v1/projects/_search', { query: { limit: 1000 } }), [orgId]);
+  const [chosen, setChosen] = useState(projectParam());
+  const projectId = chosen || projects.data?.result[0]?.id || '';
+  return (
+    <>
+      <Heading>{t('apps')}</Heading>
+      {!projects.data ? (
+        <Loading error={projects.error} />
+      ) : projects.data.result.length === 0 ? (
+        <p>{t('noProjects')}</p>
+      ) : (
+        <>
+          <Select
+            label={t('project')}
+            value={projectId}
+            onChange={(id) => (setChosen(id), navigate(`/apps?project=${id}`, true))}
+            options={projects.data.result.map((p): [string, string] => [p.id, p.name])}
+          />
+          <ProjectApps projectId={projectId} key={projectId} />
+        </>
+      )}
+    </>
+  );
+}
+
+function ProjectApps({ projectId }: { projectId: string }) {
+  const { api, orgId } = useConsole();
+  const [offset, setOffset] = useState(0);
+  const [creating, setCreating] = useState(false);
+  const [secret, setSecret] = useState<{ clientId: string; clientSecret?: string }>();
+  const list = useLoad(() => searchPage<App>(api, `/management/v1/projects/${projectId}/apps/_search`, offset, PAGE), [orgId, projectId, offset]);
+  return (
+    <>
+      <div class="toolbar">
+        <button type="button" aria-expanded={creating} onClick={() => setCreating(!creating)}>
+          {t('newApp')}
+        </button>
+      </div>
+      {creating && (
+        <AppForm
+          initial={DEFAULTS}
+          submitLabel={t('create')}
+          send={(settings) => api.call<{ clientId: string; clientSecret?: string }>('POST', `/management/v1/projects/${projectId}/apps/oidc`, settings)}
+          onDone={(created) => (setCreating(false), setSecret(created), list.reload())}
+        />
+      )}
+      {secret && <Issued clientId={secret.clientId} clientSecret={secret.clientSecret} />}
+      {!list.data ? (
+        <Loading error={list.error} />
+      ) : (
+        <>
+          <table>
+            <caption>{t('apps')}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{t('name')}</th>
+                <th scope="col">{t('clientId')}</th>
+                <th scope="col">{t('appType')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.result.map((a) => (
+                <tr key={a.appId}>
+                  <td>
+                    <a href={href(`/projects/${projectId}/apps/${a.appId}`)}>{a.name}</a>
+                  </td>
+                  <td>
+                    <code>{a.clientId}</code>
+                  </td>
+                  <td>{words(a.appType, 'OIDC_APP_TYPE_')}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {list.data.result.length === 0 && <p>{t('none')}</p>}
+          <Pager offset={list.data.offset} limit={PAGE} total={Number(list.data.details.totalResult)} onMove={setOffset} />
+        </>
+      )}
+    </>
+  );
+}
+
+function Issued({ clientId, clientSecret }: { clientId: string; clientSecret?: string }) {
+  return (
+    <section class="panel" aria-label={t('clientId')}>
+      <p>
+        {t('clientId')}: <code data-client-id={clientId}>{clientId}</code>
+      </p>
+      {clientSecret && <SecretOnce label={t('clientSecret')} value={clientSecret} fileName={`${clientId}.secret.txt`} />}
+    </section>
+  );
+}
+
+function Choices({
+  legend,
+  values,
+  prefix,
+  chosen,
+  onChange,
+}: {
+  legend: string;
+  values: string[];
+  prefix: string;
+  chosen: string[];
+  onChange: (values: string[]) => void;
+}) {
+  return (
+    <fieldset>
+      <legend>{legend}</legend>
+      {values.map((value) => (
+        <Check
+          key={value}
+          label={words(value, prefix)}
+          checked={chosen.includes(value)}
+          onChange={(on) => onChange(on ? [...chosen, value] : chosen.filter((v) => v !== value))}
+        />
+      ))}
+    </fieldset>
+  );
+}
+
+function AppForm<T>({
+  initial,
+  submitLabel,
+  send,
+  onDone,
+}: {
+  initial: AppSettings;
+  submitLabel: string;
+  send: (settings: AppSettings) => Promise<T>;
+  onDone: (result: T) => void;
+}) {
+  const { iamOwner } = useConsole();
+  const [app, setApp] = useState(initial);
+  const [uris, setUris] = useState({ redirect: initial.redirectUris.join('\n'), logout: initial.postLogoutRedirectUris.join('\n') });
+  const { submit, busy, error, violations } = useSubmit(
+    () => send({ ...app, redirectUris: lines(uris.redirect), postLogoutRedirectUris: lines(uris.logout) }),
+    onDone,
+  );
+  const set =
+    <K extends keyof AppSettings>(key: K) =>
+    (value: AppSettings[K]) =>
+      setApp({ ...app, [key]: value });
+  return (
+    <form noValidate class="panel" onSubmit={submit} aria-label={submitLabel}>
+      <Field label={t('name')} name="name" value={app.name} onInput={set('name')} required violations={violations} />
+      <Field
+        label={t('redirectUris')}
+        name="redirectUris"
+        multiline
+        value={uris.redirect}
+        onInput={(redirect) => setUris({ ...uris, redirect })}
+        violations={violations}
+        fields={['redirectUris', ...app.redirectUris.map((_, i) => `redirectUris[${i}]`)]}
+      />
+      <Field
+        label={t('postLogoutRedirectUris')}
+        name="postLogoutRedirectUris"
+        multiline
+        value={uris.logout}
+        onInput={(logout) => setUris({ ...uris, logout })}
+        violations={violations}
+      />
+      <Choices legend={t('responseTypes')} values={RESPONSE_TYPES} prefix="OIDC_RESPONSE_TYPE_" chosen={app.responseTypes} onChange={set('responseTypes')} />
+      <Choices legend={t('grantTypes')} values={GRANT_TYPES} prefix="OIDC_GRANT_TYPE_" chosen={app.grantTypes} onChange={set('grantTypes')} />
+      <Select
+        label={t('appType')}
+        value={app.appType}
+        onChange={set('appType')}
+        options={APP_TYPES.map((v): [string, string] => [v, words(v, 'OIDC_APP_TYPE_')])}
+      />
+      <Select
+        label={t('authMethodType')}
+        value={app.authMethodType}
+        onChange={set('authMethodType')}
+        options={AUTH_METHODS.map((v): [string, string] => [v, words(v, 'OIDC_AUTH_METHOD_TYPE_')])}
+      />
+      <Select
+        label={t('accessTokenType')}
+        value={app.accessTokenType}
+        onChange={set('accessTokenType')}
+        options={TOKEN_TYPES.map((v): [string, string] => [v, words(v, 'OIDC_TOKEN_TYPE_')])}
+      />
+      {FLAGS.map((flag) => (
+        <Check key={flag} label={t(flag)} checked={app[flag]} onChange={set(flag)} disabled={flag === 'iamApiAccess' && !iamOwner} />
+      ))}
+      {violations.length > 0 && (
+        <ul class="field-error">
+          {violations.map((v) => (
+            <li key={v.field}>
+              {v.field}: {v.description}
+            </li>
+          ))}
+        </ul>
+      )}
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          {submitLabel}
+        </button>
+      </div>
+      <Status error={error} />
+    </form>
+  );
+}
+
+export function AppPage({ projectId, appId }: { projectId: string; appId: string }) {
+  const { api, orgId } = useConsole();
+  const path = `/management/v1/projects/${projectId}/apps/${appId}`;
+  const app = useLoad(() => api.call<{ app: App }>('GET', path).then((r) => r.app), [orgId, path]);
+  const [done, setDone] = useState('');
+  const [secret, setSecret] = useState<{ clientSecret?: string; keyFile?: { name: string; body: string } }>({});
+  const newKey = useSubmit(
+    () => api.call<{ keyId: string; keyDetails: string }>('POST', `${path}/keys`, { type: 'KEY_TYPE_JSON' }),
+    (r) => setSecret({ keyFile: { name: `${r.keyId}.json`, body: atob(r.keyDetails) } }),
+  );
+  const removal = useSubmit(
+    () => api.call('DELETE', path),
+    () => navigate(`/apps?project=${projectId}`),
+  );
+  if (!app.data) return <Loading error={app.error} />;
+  const a = app.data;
+  const { appId: _id, projectId: _project, clientId, ...settings } = a;
+  return (
+    <>
+      <Heading>{a.name}</Heading>
+      <p>
+        <a href={href(`/apps?project=${projectId}`)}>{t('back')}</a>
+      </p>
+      <p>
+        {t('clientId')}: <code>{clientId}</code>
+      </p>
+      <Status ok={done} />
+      {secret.clientSecret && <SecretOnce label={t('clientSecret')} value={secret.clientSecret} fileName={`${clientId}.secret.txt`} />}
+      {secret.keyFile && <SecretOnce label={t('keyFile')} value={secret.keyFile.body} fileName={secret.keyFile.name} />}
+      <AppForm
+        key={(a as unknown as { details: { sequence: string } }).details.sequence}
+        initial={{ ...DEFAULTS, ...pick(settings) }}
+        submitLabel={t('save')}
+        send={(changed) => api.call<{ clientSecret?: string }>('PUT', path, changed)}
+        onDone={(r) => (setDone(t('saved')), setSecret({ clientSecret: r.clientSecret }), app.reload())}
+      />
+      {a.authMethodType === 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT' && (
+        <section aria-labelledby="app-keys-heading">
+          <h2 id="app-keys-heading">{t('keys')}</h2>
+          <button type="button" onClick={() => newKey.submit()} disabled={newKey.busy}>
+            {t('newKey')}
+          </button>
+          <Status error={newKey.error} />
+        </section>
+      )}
+      <section aria-labelledby="remove-app-heading" class="danger">
+        <h2 id="remove-app-heading">{t('removeApp')}</h2>
+        <button type="button" class="danger" onClick={() => confirm(t('confirmRemove', { name: a.name })) && removal.submit()}>
+          {t('removeApp')}
+        </button>
+        <Status error={removal.error} />
+      </section>
+    </>
+  );
+}
+
+/** Only the fields the API takes back (a view has more: details, and fields of later versions). */
+function pick(view: Partial<AppSettings>): Partial<AppSettings> {
+  const known = Object.keys(DEFAULTS) as Array<keyof AppSettings>;
+  return Object.fromEntries(known.filter((k) => view[k] !== undefined).map((k) => [k, view[k]])) as Partial<AppSettings>;
+}

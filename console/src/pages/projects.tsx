@@ -1,0 +1,148 @@
+import { useState } from 'preact/hooks';
+import { searchPage } from '../api.ts';
+import { Field, Heading, Loading, Pager, Status, useConsole, useLoad, useSubmit } from '../components.tsx';
+import { formatDate, t } from '../i18n.ts';
+import { href } from '../router.ts';
+
+// Projects of the acting org and their roles.
+
+const PAGE = 20;
+
+interface Project {
+  id: string;
+  name: string;
+  details: { creationDate: string };
+}
+
+export function ProjectsPage() {
+  const { api, orgId } = useConsole();
+  const [text, setText] = useState('');
+  const [name, setName] = useState('');
+  const [offset, setOffset] = useState(0);
+  const [creating, setCreating] = useState(false);
+  const [newName, setNewName] = useState('');
+  const [done, setDone] = useState('');
+  const list = useLoad(
+    () =>
+      searchPage<Project>(api, '/management/v1/projects/_search', offset, PAGE, {
+        queries: name ? [{ nameQuery: { name, method: 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE' } }] : [],
+      }),
+    [orgId, name, offset],
+  );
+  const create = useSubmit(
+    () => api.call('POST', '/management/v1/projects', { name: newName }),
+    () => (setDone(`${t('created')} ${newName}`), setNewName(''), setCreating(false), list.reload()),
+  );
+  return (
+    <>
+      <Heading>{t('projects')}</Heading>
+      <div class="toolbar">
+        <button type="button" aria-expanded={creating} onClick={() => setCreating(!creating)}>
+          {t('newProject')}
+        </button>
+      </div>
+      {creating && (
+        <form noValidate class="panel" onSubmit={create.submit} aria-label={t('newProject')}>
+          <Field label={t('name')} name="name" value={newName} onInput={setNewName} required violations={create.violations} />
+          <div class="actions">
+            <button type="submit" disabled={create.busy}>
+              {t('create')}
+            </button>
+          </div>
+          <Status error={create.error} />
+        </form>
+      )}
+      <Status ok={done} />
+      <form noValidate class="filters" onSubmit={(e) => (e.preventDefault(), setOffset(0), setName(text))}>
+        <Field label={t('searchProjects')} name="search" type="search" value={text} onInput={setText} />
+        <button type="submit">{t('search')}</button>
+      </form>
+      {!list.data ? (
+        <Loading error={list.error} />
+      ) : (
+        <>
+          <table>
+            <caption>{t('projects')}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{t('name')}</th>
+                <th scope="col">ID</th>
+                <th scope="col">{t('date')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.result.map((p) => (
+                <tr key={p.id}>
+                  <td>
+                    <a href={href(`/projects/${p.id}`)}>{p.name}</a>
+                  </td>
+                  <td>
+                    <code>{p.id}</code>
+                  </td>
+                  <td>{formatDate(p.details.creationDate)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {list.data.result.length === 0 && <p>{t('none')}</p>}
+          <Pager offset={list.data.offset} limit={PAGE} total={Number(list.data.details.totalResult)} onMove={setOffset} />
+        </>
+      )}
+    </>
+  );
+}
+
+export function ProjectPage({ projectId }: { projectId: string }) {
+  const { api, orgId } = useConsole();
+  const project = useLoad(
+    () => api.call<{ project: Project & { roles: Array<{ roleKey: string; displayName: string }> } }>('GET', `/management/v1/projects/${projectId}`),
+    [orgId, projectId],
+  );
+  const [role, setRole] = useState({ roleKey: '', displayName: '' });
+  const [done, setDone] = useState('');
+  const add = useSubmit(
+    () => api.call('POST', `/management/v1/projects/${projectId}/roles`, role),
+    () => (setDone(t('saved')), setRole({ roleKey: '', displayName: '' }), project.reload()),
+  );
+  if (!project.data) return <Loading error={project.error} />;
+  const p = project.data.project;
+  return (
+    <>
+      <Heading>{p.name}</Heading>
+      <p>
+        <a href={href('/projects')}>{t('back')}</a> · <a href={href(`/apps?project=${p.id}`)}>{t('appsOfProject')}</a>
+      </p>
+      <section aria-labelledby="roles-heading">
+        <h2 id="roles-heading">{t('roles')}</h2>
+        <ul class="plain">
+          {p.roles.map((r) => (
+            <li key={r.roleKey}>
+              <code>{r.roleKey}</code> — {r.displayName}
+            </li>
+          ))}
+        </ul>
+        <form noValidate class="inline" onSubmit={add.submit} aria-label={t('newRole')}>
+          <Field
+            label={t('roleKey')}
+            name="roleKey"
+            value={role.roleKey}
+            onInput={(roleKey) => setRole({ ...role, roleKey })}
+            required
+            violations={add.violations}
+          />
+          <Field
+            label={t('displayName')}
+            name="displayName"
+            value={role.displayName}
+            onInput={(displayName) => setRole({ ...role, displayName })}
+            violations={add.violations}
+          />
+          <button type="submit" disabled={add.busy}>
+            {t('newRole')}
+          </button>
+          <Status ok={done} error={add.error} />
+        </form>
+      </section>
+    </>
+  );
+}
