@@ -249,8 +249,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   router.post('/:uid/password', async (ctx) => {
     const loaded = await load(ctx);
     if (!checkCsrf(ctx, loaded)) return;
-    const address = deps.throttle?.addressOf(ctx.req);
-    const wait = address === undefined ? undefined : deps.throttle!.retryAfter(address);
+    const wait = deps.throttle?.retryAfterOf(ctx.req);
     if (wait !== undefined) {
       ctx.set('Retry-After', String(wait));
       return render(ctx, messagePage(loaded.page.lang, loaded.page.t, translate(loaded.page.t, 'tooManyAttempts', { seconds: wait })), 429);
@@ -259,7 +258,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const password = text(form(ctx).password);
     const outcome = name && password ? await passwordLogin(deps.db, name, password, () => deps.announce?.('users')) : { result: 'wrong' as const };
     if (outcome.result !== 'signed-in') {
-      if (address !== undefined) await deps.throttle!.failed(address);
+      await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
       deps.log.info({ requestId: ctx.state.requestId, event: 'login_failed', locked: outcome.result === 'locked' }, 'login failed');
       deps.metrics?.logins.inc({ result: 'failure' });
       // While locked, the same answer whatever the password: no oracle.

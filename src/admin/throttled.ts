@@ -12,8 +12,7 @@ export const TOO_MANY_FAILURES = 'too many failed authentication attempts';
  */
 export function throttledAuthentication(authenticate: Middleware, throttle: AuthThrottle): Middleware {
   return async (ctx, next) => {
-    const address = throttle.addressOf(ctx.req);
-    const wait = throttle.retryAfter(address);
+    const wait = throttle.retryAfterOf(ctx.req);
     if (wait !== undefined) throw new ResourceExhausted(TOO_MANY_FAILURES, wait);
     let authenticated = false;
     try {
@@ -22,7 +21,7 @@ export function throttledAuthentication(authenticate: Middleware, throttle: Auth
         return next();
       });
     } catch (err) {
-      if (!authenticated && err instanceof Unauthenticated && ctx.get('authorization')) await throttle.failed(address);
+      if (!authenticated && err instanceof Unauthenticated && ctx.get('authorization')) await throttle.failed(throttle.addressOf(ctx.req));
       throw err;
     }
   };

@@ -102,6 +102,8 @@ const ENGINE_INLINE_SUBMIT = /<script>[^<]*document\.forms\[0\]\.submit\(\)[^<]*
 /**
  * Every HTML answer of the engine gets the page headers, and the engine's
  * inline auto-submit script becomes our served one, which the policy allows.
+ * Only the browser endpoints (authorization and its resume, end_session, its
+ * confirmation and success page) answer HTML, so the rule runs on those alone.
  */
 export const hardenEnginePages: EngineRule = async (ctx, next) => {
   await next();

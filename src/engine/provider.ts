@@ -55,19 +55,19 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   const switchSession = switchToHintedSession(sessionCookie);
   provider.use(retryAfterWhenUnavailable as never);
   const throttled = throttleClientAuthentication(deps.throttle);
-  provider.use(hardenEnginePages as never);
   provider.use(
     rulesByEndpoint({
       discovery: [tokenExchangeInDiscoveryWhileOn(deps)],
       jwks: [jwksCacheControl(deps.config.jwksMaxAge)],
-      authorization: [openidScopeRequired, switchSession, offlineAccessAsksConsent, rememberAccount],
-      resume: [rememberAccount],
+      authorization: [hardenEnginePages, openidScopeRequired, switchSession, offlineAccessAsksConsent, rememberAccount],
+      resume: [hardenEnginePages, rememberAccount],
       token: [throttled, clientRequests.token, tokenErrorNames],
       introspection: [throttled, clientRequests.introspection, introspectionDetails(deps.lookupUser, deps.findAccount)],
       revocation: [throttled, clientRequests.revocation],
       userinfo: [bearerChallenge],
-      end_session: [switchSession],
-      end_session_confirm: [forgetSignedOutAccount(sessionCookie), revokeAccessTokensAtLogout],
+      end_session: [hardenEnginePages, switchSession],
+      end_session_confirm: [hardenEnginePages, forgetSignedOutAccount(sessionCookie), revokeAccessTokensAtLogout],
+      end_session_success: [hardenEnginePages],
     }) as never,
   );
 

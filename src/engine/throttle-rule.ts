@@ -11,8 +11,7 @@ import type { EngineRule } from './rule-dispatch.ts';
  */
 export function throttleClientAuthentication(throttle: AuthThrottle): EngineRule {
   return async (ctx, next) => {
-    const address = throttle.addressOf(ctx.req);
-    const wait = throttle.retryAfter(address);
+    const wait = throttle.retryAfterOf(ctx.req);
     if (wait !== undefined) {
       ctx.status = 429;
       ctx.set({ 'Retry-After': String(wait), 'Cache-Control': 'no-store' });
@@ -22,6 +21,6 @@ export function throttleClientAuthentication(throttle: AuthThrottle): EngineRule
     await next();
     const error = (ctx.body as { error?: unknown } | undefined)?.error;
     const failed = (ctx.status === 401 && error === 'invalid_client') || (ctx.status === 400 && error === 'invalid_grant' && ctx.state.grantType === JWT_BEARER_GRANT);
-    if (failed) await throttle.failed(address);
+    if (failed) await throttle.failed(throttle.addressOf(ctx.req));
   };
 }

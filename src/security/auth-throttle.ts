@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import { subscriberOf, type RedisClient } from '../storage/redis.ts';
@@ -43,10 +44,12 @@ return math.max(1, tonumber(oldest[2]) + window - now)
 `;
 
 export function redisFailureWindow(redis: RedisClient, limit: number, windowSeconds: number): FailureWindow {
+  // Members must differ across nodes (hosts may share a pid) for failures in the same millisecond.
+  const node = randomBytes(6).toString('hex');
   let sequence = 0;
   return {
     async add(address) {
-      const answer = await redis.eval(ADD_FAILURE, 1, `auth-failures:{${address}}`, windowSeconds * 1000, limit, `${process.pid}.${++sequence}`);
+      const answer = await redis.eval(ADD_FAILURE, 1, `auth-failures:{${address}}`, windowSeconds * 1000, limit, `${node}.${++sequence}`);
       return Number(answer);
     },
   };
@@ -129,6 +132,15 @@ export class AuthThrottle {
   /** Shares blocks with the other nodes (and hears theirs). */
   shareBlocks(broadcast: BlockBroadcast): void {
     this.broadcast = broadcast;
+  }
+
+  /**
+   * `retryAfter` of the request's address. The hot paths (token,
+   * introspection) ask on every request: while no address is blocked, the
+   * answer costs one size check and the address is not even worked out.
+   */
+  retryAfterOf(req: IncomingMessage): number | undefined {
+    return this.blocked.size === 0 ? undefined : this.retryAfter(this.addressOf(req));
   }
 
   /** Whole seconds (at least 1) until `address` may try again, or undefined when it is not blocked. Memory only. */

@@ -44,8 +44,9 @@ export async function redisInvalidation(redis: RedisClient, channel: string): Pr
   });
   return {
     publish(topic) {
-      // This node at once (its next request reads the change), the others
-      // through Redis; a failed publish leaves them to the TTL.
+      // This node's caches are cleared before the write is answered (its
+      // caller reads its own write at once); the others hear it from Redis,
+      // and if publishing fails their TTLs do the job.
       local.publish(topic);
       redis.publish(channel, topic).catch(() => {});
     },

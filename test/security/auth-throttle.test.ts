@@ -92,6 +92,22 @@ describe('the block', () => {
     assert.equal(over.retryAfter('a'), undefined, 'free when the window has room');
   });
 
+  test('while no address is blocked, a request is let through without working out its address', async () => {
+    const throttle = new AuthThrottle(countingWindow(1000));
+    const untouchable = {
+      get socket(): never {
+        throw new Error('the address was worked out');
+      },
+      headers: {},
+    } as unknown as IncomingMessage;
+    assert.equal(throttle.retryAfterOf(untouchable), undefined);
+    await throttle.failed('192.0.2.1');
+    const blocked = { socket: { remoteAddress: '192.0.2.1' }, headers: {} } as unknown as IncomingMessage;
+    const other = { socket: { remoteAddress: '192.0.2.2' }, headers: {} } as unknown as IncomingMessage;
+    assert.equal(throttle.retryAfterOf(blocked), 1);
+    assert.equal(throttle.retryAfterOf(other), undefined);
+  });
+
   test('no store (limit 0): nothing is counted or blocked', async () => {
     const throttle = new AuthThrottle(undefined);
     await throttle.failed('a');
