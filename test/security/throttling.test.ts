@@ -177,7 +177,7 @@ for (const stores of ['configured', 'embedded'] as const) {
       assert.deepEqual([...new Set(answers.map((a) => a.status))], [200]);
       const redis = scene.world.server.running.redis;
       if (redis) assert.equal(await redis.exists(`auth-failures:{${address}}`), 0, 'no counter was written for this address');
-      assert.equal(stores === 'embedded', !redis);
+      if (stores === 'embedded') assert.equal(redis, undefined, 'the embedded default counts in memory');
       for (let i = 0; i < LIMIT; i++) assert.equal((await tokenRequest(scene.world, address, 'wrong', scene.secret.clientId)).status, 401);
       assert.equal((await tokenRequest(scene.world, address, scene.secret.clientSecret, scene.secret.clientId)).status, 200, 'at the limit, not over it');
     });
