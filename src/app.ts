@@ -4,7 +4,7 @@ import type Router from '@koa/router';
 import type { Logger } from './logger.ts';
 import type { EngineHolder } from './engine/engine-holder.ts';
 import { DISCOVERY_PATH } from './engine/routes.ts';
-import { engineDoor } from './http/engine-paths.ts';
+import { engineDoor, methodsIfNotAllowed } from './http/engine-paths.ts';
 import { requestContext, requestIdOf } from './http/request-context.ts';
 import { errorBoundary } from './http/error-boundary.ts';
 import { recordMatchedRoute, requestMetrics, type Metrics } from './http/metrics.ts';
@@ -35,6 +35,12 @@ const NOT_FOUND_BODY = JSON.stringify({ error: 'not_found', error_description: `
 function notFound(res: ServerResponse): void {
   res.writeHead(404, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(NOT_FOUND_BODY) });
   res.end(NOT_FOUND_BODY);
+}
+
+function methodNotAllowed(res: ServerResponse, method: string, allowed: readonly string[]): void {
+  const body = JSON.stringify({ error: 'invalid_request', error_description: `${method} is not allowed here; use ${allowed.join(', ')}` });
+  res.writeHead(405, { Allow: allowed.join(', '), 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
 }
 
 /**
@@ -72,8 +78,10 @@ export function createApp({ inFlight, log, metrics, issuer, trustProxy, engine, 
     identify(req, res);
     measure(req, res);
     pin(req);
-    const door = engineDoor(req.url ?? '/');
-    const handled = door === 'engine' ? engine.handle(req, res) : door === 'ours' ? ours(req, res) : notFound(res);
+    const target = req.url ?? '/';
+    const door = engineDoor(target);
+    const allowed = door === 'engine' ? methodsIfNotAllowed(req.method ?? 'GET', target) : undefined;
+    const handled = allowed ? methodNotAllowed(res, req.method ?? 'GET', allowed) : door === 'engine' ? engine.handle(req, res) : door === 'ours' ? ours(req, res) : notFound(res);
     // Koa's callbacks settle only after the response; they never reject
     // (errors become responses), but a crash here would take the process.
     Promise.resolve(handled)

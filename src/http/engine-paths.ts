@@ -26,6 +26,31 @@ const ENGINE_SPACES = ['/oauth', '/oidc', '/.well-known'];
 
 export type EngineDoor = 'engine' | 'not-found' | 'ours';
 
+// The methods the engine answers on each path (its router: GET also serves
+// HEAD; OPTIONS is the CORS preflight of the endpoints apps call from
+// browsers). Another method on these paths is 405 (RFC 9110 15.5.6).
+const GET = ['GET', 'HEAD'];
+const METHODS = new Map<string, readonly string[]>([
+  [ROUTES.authorization, [...GET, 'POST']],
+  [ROUTES.token, ['POST', 'OPTIONS']],
+  [ROUTES.introspection, ['POST', 'OPTIONS']],
+  [ROUTES.revocation, ['POST', 'OPTIONS']],
+  [ROUTES.jwks, [...GET, 'OPTIONS']],
+  [ROUTES.userinfo, [...GET, 'POST', 'OPTIONS']],
+  [ROUTES.end_session, [...GET, 'POST']],
+  [`${ROUTES.end_session}/confirm`, ['POST']],
+  [`${ROUTES.end_session}/success`, GET],
+  [DISCOVERY_PATH, [...GET, 'OPTIONS']],
+]);
+
+/** The methods an engine path takes, when the method of a request is not one of them. */
+export function methodsIfNotAllowed(method: string, target: string): readonly string[] | undefined {
+  const query = target.indexOf('?');
+  const path = query === -1 ? target : target.slice(0, query);
+  const allowed = RESUME.test(path) ? GET : METHODS.get(path);
+  return allowed && !allowed.includes(method) ? allowed : undefined;
+}
+
 /** Percent-decoded (as often as it still changes, bounded), lower-cased, slashes collapsed, dot segments and trailing slashes removed. */
 export function canonicalPath(path: string): string {
   let decoded = path;

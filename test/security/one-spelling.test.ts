@@ -122,6 +122,30 @@ describe('hole 4: a public client was answered active at another spelling of the
     assert.deepEqual(failures, []);
   });
 
+  test('a method an endpoint does not take: 405 with Allow, on the exact path', async () => {
+    const cases: Array<[string, string, string]> = [
+      ['GET', ROUTES.token, 'POST, OPTIONS'],
+      ['PUT', ROUTES.introspection, 'POST, OPTIONS'],
+      ['DELETE', ROUTES.revocation, 'POST, OPTIONS'],
+      ['POST', ROUTES.jwks, 'GET, HEAD, OPTIONS'],
+      ['PATCH', DISCOVERY_PATH, 'GET, HEAD, OPTIONS'],
+      ['DELETE', ROUTES.userinfo, 'GET, HEAD, POST, OPTIONS'],
+      ['PUT', ROUTES.authorization, 'GET, HEAD, POST'],
+    ];
+    for (const [method, path, allow] of cases) {
+      const answer = await new Promise<{ status: number; allow?: string }>((resolve, reject) => {
+        const { hostname, port } = new URL(world.server.url);
+        const req = httpRequest({ hostname, port, method, path }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, allow: res.headers.allow }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      assert.deepEqual(answer, { status: 405, allow }, `${method} ${path}`);
+    }
+  });
+
   test('the exact paths still answer', async () => {
     assert.equal((await raw(world.server.url, 'GET', DISCOVERY_PATH)).status, 200);
     assert.equal((await raw(world.server.url, 'GET', ROUTES.jwks)).status, 200);
