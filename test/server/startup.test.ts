@@ -237,7 +237,7 @@ describe('bad configuration stops the process with one line', () => {
   }
 
   it('refuses a malformed DATABASE_URL', () => check('malformed DATABASE_URL', /DATABASE_URL/));
-  it('refuses an unreachable Redis at start', () => check('unreachable Redis', /REDIS_URL/, 15_000));
+  it('refuses an unreachable Redis at start', () => check('unreachable Redis', /REDIS_URL/, 30_000));
   it('refuses an unreachable PostgreSQL at start', () => check('unreachable PostgreSQL', /DATABASE_URL/));
   it('refuses an ISSUER that is not a URL', () => check('ISSUER not a URL', /ISSUER/));
   it('refuses an ISSUER without a host', () => check('ISSUER without host', /ISSUER/));
@@ -247,7 +247,7 @@ describe('bad configuration stops the process with one line', () => {
     assert.ok(!server.stderr().includes('ab'.repeat(31)));
   });
   it('refuses an unreadable CONFIG_FILE', () => check('unreadable CONFIG_FILE', /CONFIG_FILE/));
-  it('refuses a port that is already in use', () => check('port in use', /already in use/, 15_000));
+  it('refuses a port that is already in use', () => check('port in use', /already in use/, 30_000));
 });
 
 /** Reads from a socket until `done(text)` says the response is complete, or the socket ends. */

@@ -344,7 +344,7 @@ export async function spawnServer(env: Record<string, string> = {}, options: Spa
     },
   };
 
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 20_000);
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
   while (!done && Date.now() < deadline) {
     try {
       const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
@@ -364,5 +364,5 @@ export async function spawnServer(env: Record<string, string> = {}, options: Spa
   }
   child.kill('SIGKILL');
   await exited;
-  throw new Error(`server did not answer /healthz within ${options.readyTimeoutMs ?? 20_000} ms\nstdout:\n${out}\nstderr:\n${err}`);
+  throw new Error(`server did not answer /healthz within ${options.readyTimeoutMs ?? 60_000} ms\nstdout:\n${out}\nstderr:\n${err}`);
 }
