@@ -277,7 +277,7 @@ export async function killAllChildren(): Promise<void> {
 }
 
 export interface SpawnOptions {
-  /** Give up waiting for /healthz after this long (default 20 s); the child is killed then. */
+  /** Give up waiting for /healthz after this long (default 60 s); the child is killed then. */
   readyTimeoutMs?: number;
   /** Add no HOST default (the server's own default, 0.0.0.0, applies). */
   noHostDefault?: boolean;
