@@ -288,12 +288,6 @@ export function UserPage({ userId }: { userId: string }) {
         )}
         <Status ok={done} error={unlock.error} />
       </section>
-      {u.human && (
-        <section aria-labelledby="factors-heading">
-          <h2 id="factors-heading">{t('secondFactors')}</h2>
-          <p>{t('secondFactorsUnavailable')}</p>
-        </section>
-      )}
       {u.machine && <MachineCredentials userId={userId} />}
       <Grants userId={userId} />
       <section aria-labelledby="remove-heading" class="danger">
