@@ -357,6 +357,16 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
       },
     });
     assert.equal(setup.status, 200, setup.text);
+    // The instance owner starts in their own org and switches to ACME.
+    await page.goto(`${consoleUrl}users`);
+    const orgSwitch = page.getByLabel('Organization');
+    await page.getByText('1–20 of 28').waitFor();
+    assert.deepEqual(await orgSwitch.locator('option').allInnerTexts(), ['ACME', 'Default']);
+    assert.equal(await orgSwitch.locator('option:checked').innerText(), 'Default');
+    await orgSwitch.selectOption({ label: 'ACME' });
+    await page.getByText('1–1 of 1').waitFor();
+    assert.deepEqual(await page.getByRole('table', { name: 'Users' }).locator('tbody a').allInnerTexts(), ['olive@acme.example.test']);
+
     const owner = await browser.newContext({ locale: 'en-US' });
     try {
       const p = await owner.newPage();
