@@ -88,7 +88,7 @@ export function App({ config, session }: { config: ConsoleConfig; session: Sessi
         {orgs.list && (
           <Select
             label={t('organization')}
-            value={orgId || orgs.list[0]?.id || ''}
+            value={orgId || session.orgId}
             onChange={chooseOrg}
             options={orgs.list.map((o): [string, string] => [o.id, o.name])}
           />

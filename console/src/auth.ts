@@ -14,6 +14,8 @@ export interface Session {
   expiresAt: number;
   /** Display name from the ID token (shown only, never trusted for access). */
   name: string;
+  /** The user's own org, where the API acts without an x-service-orgid header. */
+  orgId: string;
 }
 
 function base64url(bytes: Uint8Array): string {
@@ -81,6 +83,7 @@ export async function completeSignIn(config: ConsoleConfig, search: URLSearchPar
     idToken: tokens.id_token ?? '',
     expiresAt: Date.now() + (tokens.expires_in ?? 300) * 1000,
     name: String(claims.name ?? claims.preferred_username ?? claims.sub ?? ''),
+    orgId: String(claims['urn:service:iam:user:resourceowner:id'] ?? ''),
   };
   sessionStorage.setItem(SESSION, JSON.stringify(session));
   return pending.returnTo.startsWith(config.base) ? pending.returnTo : `${config.base}/`;

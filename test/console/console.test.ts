@@ -221,6 +221,22 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
     await audit('app');
   });
 
+  it("grants a user a project's roles from the user's page", async () => {
+    const grace = (await admin('POST', '/management/v1/users/_search', { body: { queries: [{ userNameQuery: { userName: 'grace' } }] } })).body.result[0].id;
+    await page.goto(`${consoleUrl}users/${grace}`);
+    const grants = page.getByRole('region', { name: 'User grants' });
+    await grants.getByLabel('Project').selectOption({ label: 'Shop' });
+    await grants.getByLabel('Role keys (comma separated)').fill('buyer');
+    await grants.getByRole('button', { name: 'Grant roles' }).click();
+    await grants.getByText('Shop: buyer').waitFor();
+    const listed = await admin('GET', `/management/v1/users/${grace}/grants`);
+    assert.deepEqual(
+      listed.body.result.map((g: { roleKeys: string[] }) => g.roleKeys),
+      [['buyer']],
+    );
+    await audit('user-grants');
+  });
+
   it('rotates the signing keys', async () => {
     await nav('Signing keys').click();
     await page.getByRole('heading', { level: 1, name: 'Signing keys' }).waitFor();
@@ -341,6 +357,16 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
       },
     });
     assert.equal(setup.status, 200, setup.text);
+    // The instance owner starts in their own org and switches to ACME.
+    await page.goto(`${consoleUrl}users`);
+    const orgSwitch = page.getByLabel('Organization');
+    await page.getByText('1–20 of 28').waitFor();
+    assert.deepEqual(await orgSwitch.locator('option').allInnerTexts(), ['ACME', 'Default']);
+    assert.equal(await orgSwitch.locator('option:checked').innerText(), 'Default');
+    await orgSwitch.selectOption({ label: 'ACME' });
+    await page.getByText('1–1 of 1').waitFor();
+    assert.deepEqual(await page.getByRole('table', { name: 'Users' }).locator('tbody a').allInnerTexts(), ['olive@acme.example.test']);
+
     const owner = await browser.newContext({ locale: 'en-US' });
     try {
       const p = await owner.newPage();

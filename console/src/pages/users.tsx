@@ -288,12 +288,6 @@ export function UserPage({ userId }: { userId: string }) {
         )}
         <Status ok={done} error={unlock.error} />
       </section>
-      {u.human && (
-        <section aria-labelledby="factors-heading">
-          <h2 id="factors-heading">{t('secondFactors')}</h2>
-          <p>{t('secondFactorsUnavailable')}</p>
-        </section>
-      )}
       {u.machine && <MachineCredentials userId={userId} />}
       <Grants userId={userId} />
       <section aria-labelledby="remove-heading" class="danger">
@@ -405,7 +399,12 @@ function Grants({ userId }: { userId: string }) {
       )}
       {projects.data && projects.data.result.length > 0 && (
         <form noValidate class="inline" onSubmit={add.submit} aria-label={t('newGrant')}>
-          <Select label={t('project')} value={projectId} onChange={setProjectId} options={projects.data.result.map((p): [string, string] => [p.id, p.name])} />
+          <Select
+            label={t('project')}
+            value={projectId || (projects.data.result[0]?.id ?? '')}
+            onChange={setProjectId}
+            options={projects.data.result.map((p): [string, string] => [p.id, p.name])}
+          />
           <Field label={t('roleKeys')} name="roleKeys" value={roleKeys} onInput={setRoleKeys} violations={add.violations} />
           <button type="submit" disabled={add.busy}>
             {t('newGrant')}
