@@ -153,6 +153,7 @@ export const COMMANDS: Command[] = [
       'dev-mode': { type: 'boolean', description: 'allow http and localhost redirect URIs' },
       'id-token-userinfo': { type: 'boolean', description: 'put the userinfo claims into the ID token' },
       'iam-api-access': { type: 'boolean', description: "may obtain tokens for this service's admin API (IAM_OWNER, apps of the first org only)" },
+      'require-par': { type: 'boolean', description: 'accept authorization requests only through /oauth/v2/par (RFC 9126)' },
     },
     required: ['project', 'name'],
     request(values) {
@@ -174,6 +175,7 @@ export const COMMANDS: Command[] = [
       if (values['dev-mode'] === true) body.devMode = true;
       if (values['id-token-userinfo'] === true) body.idTokenUserinfoAssertion = true;
       if (values['iam-api-access'] === true) body.iamApiAccess = true;
+      if (values['require-par'] === true) body.requirePushedAuthorizationRequests = true;
       return { method: 'POST', path: `/management/v1/projects/${id(str(values, 'project')!)}/apps/oidc`, body };
     },
     describe: (r, v) => [

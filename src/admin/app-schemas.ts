@@ -17,6 +17,7 @@ const appProperties = {
   idTokenRoleAssertion: { type: 'boolean' },
   devMode: { type: 'boolean' },
   iamApiAccess: { type: 'boolean' },
+  requirePushedAuthorizationRequests: { type: 'boolean' },
 };
 
 export const createAppSchema = { type: 'object', additionalProperties: false, required: ['name'], properties: appProperties };

@@ -48,6 +48,8 @@ export interface AppSettings {
   devMode: boolean;
   /** May obtain tokens for this service's admin and management API (docs/security.md). */
   iamApiAccess: boolean;
+  /** Authorization requests only through the PAR endpoint (RFC 9126 6). */
+  requirePushedAuthorizationRequests: boolean;
 }
 
 export const APP_DEFAULTS: Omit<AppSettings, 'name'> = {
@@ -63,6 +65,7 @@ export const APP_DEFAULTS: Omit<AppSettings, 'name'> = {
   idTokenRoleAssertion: false,
   devMode: false,
   iamApiAccess: false,
+  requirePushedAuthorizationRequests: false,
 };
 
 /** localhost and its subdomains, 127.0.0.0/8, ::1 and 0.0.0.0, with or without a trailing dot. */
@@ -120,6 +123,9 @@ export function appViolations(app: AppSettings): FieldViolation[] {
 
   if (app.appType !== 'OIDC_APP_TYPE_WEB' && app.authMethodType !== 'OIDC_AUTH_METHOD_TYPE_NONE') {
     violations.push({ field: 'authMethodType', description: 'user agent and native apps cannot keep a secret: use OIDC_AUTH_METHOD_TYPE_NONE' });
+  }
+  if (app.requirePushedAuthorizationRequests && !browserFlow) {
+    violations.push({ field: 'requirePushedAuthorizationRequests', description: 'needs the AUTHORIZATION_CODE or IMPLICIT grant: it governs authorization requests' });
   }
   if (browserFlow && app.redirectUris.length === 0) {
     violations.push({ field: 'redirectUris', description: 'at least one redirect URI is needed for the authorization code and implicit grants' });
@@ -183,6 +189,7 @@ export function toClientMetadata(source: ClientSource): Record<string, unknown> 
     project_id: source.projectId,
     org_id: source.orgId,
     iam_api_access: source.apiAccess,
+    require_pushed_authorization_requests: settings.requirePushedAuthorizationRequests,
   };
   if (needsSecret(settings.authMethodType) && source.secretDigest) metadata.client_secret = source.secretDigest;
   if (settings.authMethodType === 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') metadata.jwks = { keys: source.publicKeys };

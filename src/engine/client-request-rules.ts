@@ -10,8 +10,8 @@ import type { JwtAccessTokens } from './jwt-access-tokens.ts';
 import type { EngineRule } from './rule-dispatch.ts';
 import { invalidClient, invalidGrant, renderOAuthError } from './oauth-errors.ts';
 
-// Rules for the requests clients send to the token, introspection and
-// revocation endpoints: we read the form body first (bounded), apply the
+// Rules for the requests clients send to the token, introspection,
+// revocation and pushed authorization request endpoints: we read the form body first (bounded), apply the
 // rules below, and hand the engine the result.
 
 type Params = querystring.ParsedUrlQuery;
@@ -181,8 +181,30 @@ function tokenLookupForm(jwt: JwtAccessTokens, accepted?: ReadonlySet<AuthMethod
   });
 }
 
-export function clientRequestRules(jwt: JwtAccessTokens): { token: EngineRule; introspection: EngineRule; revocation: EngineRule } {
-  return { token: tokenForm, introspection: tokenLookupForm(jwt, INTROSPECTION_METHODS), revocation: tokenLookupForm(jwt) };
+/**
+ * Pushed authorization requests (RFC 9126 2): the client authenticates as
+ * at the token endpoint for the code it will redeem, so the same matrix
+ * (all four methods, none with its client_id). The rules of the
+ * authorization endpoint apply to what is pushed: `openid` is required
+ * (`invalid_scope`, as JSON here: RFC 9126 2.3), and `offline_access` asks
+ * for consent on the caller's behalf as `offlineAccessAsksConsent` does.
+ * A pushed request must not itself carry a request_uri (RFC 9126 2.1): the
+ * engine calls that request_uri_not_supported, RFC 9126 2.3 an
+ * invalid_request.
+ */
+const pushedAuthorizationForm = formRule((_ctx, params, method) => {
+  requireAuthentication(params, method);
+  if (params.request_uri !== undefined) throw new errors.InvalidRequest('request_uri must not be used at the pushed authorization request endpoint');
+  const scope = typeof params.scope === 'string' ? params.scope.split(' ') : [];
+  if (typeof params.scope === 'string' && !scope.includes('openid')) throw new errors.InvalidScope('openid scope must be requested', 'openid');
+  const prompt = typeof params.prompt === 'string' ? params.prompt.split(' ').filter(Boolean) : [];
+  if (!scope.includes('offline_access') || prompt.includes('none') || prompt.includes('consent')) return false;
+  params.prompt = [...prompt, 'consent'].join(' ');
+  return true;
+});
+
+export function clientRequestRules(jwt: JwtAccessTokens): { token: EngineRule; introspection: EngineRule; revocation: EngineRule; pushedAuthorization: EngineRule } {
+  return { token: tokenForm, introspection: tokenLookupForm(jwt, INTROSPECTION_METHODS), revocation: tokenLookupForm(jwt), pushedAuthorization: pushedAuthorizationForm };
 }
 
 /**

@@ -103,7 +103,8 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     conformIdTokenClaims: false,
     features: {
       devInteractions: { enabled: false },
-      pushedAuthorizationRequests: { enabled: false },
+      // RFC 9126; an app may require it (require_pushed_authorization_requests).
+      pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: false, allowUnregisteredRedirectUris: false },
       dPoP: { enabled: false },
       resourceIndicators: { enabled: false },
       registration: { enabled: false },

@@ -51,6 +51,7 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
       token: [clientRequests.token, tokenErrorNames],
       introspection: [clientRequests.introspection, introspectionDetails(deps.lookupUser, deps.findAccount)],
       revocation: [clientRequests.revocation],
+      pushed_authorization_request: [clientRequests.pushedAuthorization],
       userinfo: [bearerChallenge],
       end_session: [switchSession],
       end_session_confirm: [forgetSignedOutAccount(sessionCookie), revokeAccessTokensAtLogout],

@@ -1,4 +1,4 @@
-/** The exact endpoint paths of SPEC 2. */
+/** The exact endpoint paths (docs/oidc.md). */
 export const ROUTES = {
   authorization: '/oauth/v2/authorize',
   token: '/oauth/v2/token',
@@ -7,6 +7,7 @@ export const ROUTES = {
   jwks: '/oauth/v2/keys',
   userinfo: '/oidc/v1/userinfo',
   end_session: '/oidc/v1/end_session',
+  pushed_authorization_request: '/oauth/v2/par',
 } as const;
 
 /** OpenID Connect discovery, which the engine serves at its well-known path. */

@@ -188,6 +188,7 @@ describe('OIDC apps', () => {
       idTokenRoleAssertion: false,
       devMode: false,
       iamApiAccess: false,
+      requirePushedAuthorizationRequests: false,
     });
   });
 
