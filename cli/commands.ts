@@ -154,6 +154,7 @@ export const COMMANDS: Command[] = [
       'id-token-userinfo': { type: 'boolean', description: 'put the userinfo claims into the ID token' },
       'iam-api-access': { type: 'boolean', description: "may obtain tokens for this service's admin API (IAM_OWNER, apps of the first org only)" },
       'require-par': { type: 'boolean', description: 'accept authorization requests only through /oauth/v2/par (RFC 9126)' },
+      dpop: { type: 'boolean', description: 'issue only DPoP-bound access tokens: token requests must carry a DPoP proof (RFC 9449)' },
     },
     required: ['project', 'name'],
     request(values) {
@@ -176,6 +177,7 @@ export const COMMANDS: Command[] = [
       if (values['id-token-userinfo'] === true) body.idTokenUserinfoAssertion = true;
       if (values['iam-api-access'] === true) body.iamApiAccess = true;
       if (values['require-par'] === true) body.requirePushedAuthorizationRequests = true;
+      if (values.dpop === true) body.dpopBoundAccessTokens = true;
       return { method: 'POST', path: `/management/v1/projects/${id(str(values, 'project')!)}/apps/oidc`, body };
     },
     describe: (r, v) => [

@@ -18,6 +18,7 @@ const appProperties = {
   devMode: { type: 'boolean' },
   iamApiAccess: { type: 'boolean' },
   requirePushedAuthorizationRequests: { type: 'boolean' },
+  dpopBoundAccessTokens: { type: 'boolean' },
 };
 
 export const createAppSchema = { type: 'object', additionalProperties: false, required: ['name'], properties: appProperties };

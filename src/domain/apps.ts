@@ -50,6 +50,8 @@ export interface AppSettings {
   iamApiAccess: boolean;
   /** Authorization requests only through the PAR endpoint (RFC 9126 6). */
   requirePushedAuthorizationRequests: boolean;
+  /** Every access token bound to a DPoP key: a token request without a proof is refused (RFC 9449 5). */
+  dpopBoundAccessTokens: boolean;
 }
 
 export const APP_DEFAULTS: Omit<AppSettings, 'name'> = {
@@ -66,6 +68,7 @@ export const APP_DEFAULTS: Omit<AppSettings, 'name'> = {
   devMode: false,
   iamApiAccess: false,
   requirePushedAuthorizationRequests: false,
+  dpopBoundAccessTokens: false,
 };
 
 /** localhost and its subdomains, 127.0.0.0/8, ::1 and 0.0.0.0, with or without a trailing dot. */
@@ -190,6 +193,7 @@ export function toClientMetadata(source: ClientSource): Record<string, unknown> 
     org_id: source.orgId,
     iam_api_access: source.apiAccess,
     require_pushed_authorization_requests: settings.requirePushedAuthorizationRequests,
+    dpop_bound_access_tokens: settings.dpopBoundAccessTokens,
   };
   if (needsSecret(settings.authMethodType) && source.secretDigest) metadata.client_secret = source.secretDigest;
   if (settings.authMethodType === 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') metadata.jwks = { keys: source.publicKeys };

@@ -219,3 +219,16 @@ export const tokenErrorNames: EngineRule = async (ctx, next) => {
     ctx.body = { ...body, error: 'unauthorized_client' };
   }
 };
+
+/**
+ * A replayed DPoP proof is `invalid_dpop_proof` (RFC 9449 5, 11.1); the
+ * engine throws invalid_grant and shows only a generic description, so the
+ * error is renamed where it is reported (the `grant.error` event, after the
+ * engine rendered it).
+ */
+export function renameDpopReplay(ctx: KoaContextWithOIDC, err: { error_detail?: string }): void {
+  const body = ctx.body as { error?: string } | undefined;
+  if (body?.error === 'invalid_grant' && err.error_detail === 'DPoP proof JWT Replay detected') {
+    ctx.body = { error: 'invalid_dpop_proof', error_description: 'DPoP proof JWT replay detected' };
+  }
+}

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { Adapter, ClientAuthMethod, Configuration, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 import type { JWK } from 'jose';
 import type { ConfigResult } from '../../config/load.ts';
@@ -19,6 +20,17 @@ export const UI_LOCALES = ['en', 'de'];
 
 export const CLIENT_AUTH_METHODS: ClientAuthMethod[] = ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'];
 export const INTROSPECTION_AUTH_METHODS: ClientAuthMethod[] = ['client_secret_basic', 'private_key_jwt'];
+/** Algorithms of DPoP proofs (RFC 9449 5.1): ES256, Ed25519 (also as EdDSA) and RS256. */
+export const DPOP_SIGNING_ALGS = ['ES256', 'Ed25519', 'EdDSA', 'RS256'] as const;
+
+/**
+ * The key of the DPoP nonces the server hands out (RFC 9449 8): every node
+ * derives the same one from the secret digest key, so a nonce from one node
+ * is good on all of them.
+ */
+function dpopNonceSecret(secretKey: Buffer): Buffer {
+  return createHmac('sha256', secretKey).update('dpop-nonce').digest();
+}
 
 
 export interface EngineDependencies {
@@ -87,6 +99,7 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
       idTokenSigningAlgValues: ['RS256'],
       userinfoSigningAlgValues: ['RS256'],
       clientAuthSigningAlgValues: ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'],
+      dPoPSigningAlgValues: [...DPOP_SIGNING_ALGS],
     },
     ttl: lifetimes(config),
     interactions: {
@@ -105,7 +118,11 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
       devInteractions: { enabled: false },
       // RFC 9126; an app may require it (require_pushed_authorization_requests).
       pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: false, allowUnregisteredRedirectUris: false },
-      dPoP: { enabled: false },
+      // RFC 9449: proofs are optional unless the app has dpop_bound_access_tokens;
+      // a proof whose iat is off by more than a minute is answered with a
+      // nonce to use instead (use_dpop_nonce). Seen proofs are kept in the
+      // ReplayDetection store, shared by all nodes.
+      dPoP: { enabled: true, nonceSecret: dpopNonceSecret(deps.secretKey), requireNonce: () => false, allowReplay: false },
       resourceIndicators: { enabled: false },
       registration: { enabled: false },
       claimsParameter: { enabled: false },

@@ -4,7 +4,7 @@ import { requestIdOf } from '../http/request-context.ts';
 import { engineConfiguration, type EngineDependencies } from './configuration.ts';
 import { jwtAccessTokens } from './jwt-access-tokens.ts';
 import { overrideEngine } from './engine-overrides.ts';
-import { clientRequestRules, tokenErrorNames } from './client-request-rules.ts';
+import { clientRequestRules, renameDpopReplay, tokenErrorNames } from './client-request-rules.ts';
 import { bearerChallenge, openidScopeRequired } from './authorization-rules.ts';
 import { introspectionDetails } from './token-policies.ts';
 import { registerGrants, tokenExchangeInDiscoveryWhileOn } from './grants/index.ts';
@@ -62,6 +62,8 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   const issued = (token: { gty?: string }) => deps.onTokenIssued?.(token.gty?.split(' ').pop() ?? 'unknown');
   provider.on('access_token.saved', issued);
   provider.on('client_credentials.saved', () => deps.onTokenIssued?.('client_credentials'));
+
+  provider.on('grant.error', renameDpopReplay as never);
 
   provider.on('server_error', (ctx, err) => {
     log.error({ err, requestId: requestIdOf(ctx.req), route: ctx.oidc?.route }, 'engine server_error');

@@ -21,6 +21,7 @@ export interface AppRow {
   dev_mode: boolean;
   iam_api_access: boolean;
   require_par: boolean;
+  dpop_bound: boolean;
   secret_digest: Uint8Array | null;
   sequence: string;
   creation_date: Date;
@@ -43,6 +44,7 @@ export function settingsOf(row: AppRow): AppSettings {
     devMode: row.dev_mode,
     iamApiAccess: row.iam_api_access,
     requirePushedAuthorizationRequests: row.require_par,
+    dpopBoundAccessTokens: row.dpop_bound,
   };
 }
 
@@ -67,6 +69,7 @@ const SETTINGS_COLUMNS: [column: string, value: (s: AppSettings) => unknown][] =
   ['dev_mode', (s) => s.devMode],
   ['iam_api_access', (s) => s.iamApiAccess],
   ['require_par', (s) => s.requirePushedAuthorizationRequests],
+  ['dpop_bound', (s) => s.dpopBoundAccessTokens],
 ];
 const SETTINGS_PARAMS = (s: AppSettings) => SETTINGS_COLUMNS.map(([, value]) => value(s));
 const SETTINGS_COUNT = SETTINGS_COLUMNS.length;
@@ -103,7 +106,7 @@ export async function removeApp(write: Write, app: { id: string; projectId: stri
 
 const APP_COLUMNS = `id, project_id, org_id, client_id, name, redirect_uris, post_logout_redirect_uris, response_types, grant_types, app_type,
   auth_method, access_token_type, id_token_userinfo_assertion, access_token_role_assertion, id_token_role_assertion, dev_mode,
-  iam_api_access, require_par, secret_digest, sequence::text AS sequence, creation_date, change_date`;
+  iam_api_access, require_par, dpop_bound, secret_digest, sequence::text AS sequence, creation_date, change_date`;
 
 export async function findApp(db: Queryable, id: string): Promise<AppRow | undefined> {
   const { rows } = await db.query<AppRow>(`SELECT ${APP_COLUMNS} FROM apps WHERE id = $1`, [id]);

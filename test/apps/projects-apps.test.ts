@@ -189,6 +189,7 @@ describe('OIDC apps', () => {
       devMode: false,
       iamApiAccess: false,
       requirePushedAuthorizationRequests: false,
+      dpopBoundAccessTokens: false,
     });
   });
 

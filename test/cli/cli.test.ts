@@ -188,11 +188,12 @@ describe('portcullis CLI against a real server', () => {
     assert.match(refused.stderr, /iamApiAccess/);
   });
 
-  test('add-app --require-par: the app accepts only pushed authorization requests', async () => {
-    const created = await cli('add-app', '--org', orgId, '--project', projectId, '--name', 'pushed', '--redirect-uri', 'https://shop.example.com/cb', '--require-par', '--json');
+  test('add-app --require-par --dpop: pushed authorization requests only, DPoP-bound tokens only', async () => {
+    const created = await cli('add-app', '--org', orgId, '--project', projectId, '--name', 'pushed', '--redirect-uri', 'https://shop.example.com/cb', '--require-par', '--dpop', '--json');
     assert.equal(created.code, 0, created.stderr);
     const { body } = await api(`/management/v1/projects/${projectId}/apps/${JSON.parse(created.stdout).appId}`);
     assert.equal(body.app.requirePushedAuthorizationRequests, true);
+    assert.equal(body.app.dpopBoundAccessTokens, true);
   });
 
   test('add-app with an unknown --auth value is a usage error', async () => {
