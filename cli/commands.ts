@@ -81,6 +81,7 @@ const GRANT_TYPES = {
   implicit: 'OIDC_GRANT_TYPE_IMPLICIT',
   refresh_token: 'OIDC_GRANT_TYPE_REFRESH_TOKEN',
   token_exchange: 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE',
+  device_code: 'OIDC_GRANT_TYPE_DEVICE_CODE',
 };
 const APP_TOKEN_TYPES = { bearer: 'OIDC_TOKEN_TYPE_BEARER', jwt: 'OIDC_TOKEN_TYPE_JWT' };
 const USER_TOKEN_TYPES = { bearer: 'ACCESS_TOKEN_TYPE_BEARER', jwt: 'ACCESS_TOKEN_TYPE_JWT' };
@@ -148,7 +149,7 @@ export const COMMANDS: Command[] = [
       type: { type: 'string', arg: '<type>', description: 'web (default), user-agent or native' },
       auth: { type: 'string', arg: '<method>', description: 'client authentication: basic (default), post, none or private-key-jwt' },
       'response-type': { type: 'string', multiple: true, arg: '<type>', description: 'code (default), id_token or id_token_token; repeatable' },
-      grant: { type: 'string', multiple: true, arg: '<grant>', description: 'authorization_code (default), implicit, refresh_token or token_exchange; repeatable' },
+      grant: { type: 'string', multiple: true, arg: '<grant>', description: 'authorization_code (default), implicit, refresh_token, token_exchange or device_code; repeatable' },
       'access-token': { type: 'string', arg: '<type>', description: 'bearer (opaque, default) or jwt' },
       'dev-mode': { type: 'boolean', description: 'allow http and localhost redirect URIs' },
       'id-token-userinfo': { type: 'boolean', description: 'put the userinfo claims into the ID token' },

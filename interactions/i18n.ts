@@ -33,6 +33,18 @@ const en = {
   error: 'Something went wrong',
   fieldRequired: 'This field is required.',
   invalidEmail: 'Enter a valid email address.',
+  deviceTitle: 'Connect a device',
+  deviceEnterCode: 'Enter the code shown on your device.',
+  userCode: 'Code',
+  userCodeHelp: 'For example BCDF-GHJK; upper or lower case, with or without the dash.',
+  deviceWrongCode: 'This code is not valid, has expired or was already used. Check the code on your device and try again.',
+  deviceAborted: 'The sign-in on the device was cancelled. You can close this window.',
+  deviceConfirm: 'Confirm the device',
+  deviceConfirmText: '{app} asks to sign you in on a device that shows this code:',
+  deviceConfirmHelp: 'Continue only if you started the sign-in on that device and the code is the same.',
+  continue: 'Continue',
+  deviceDone: 'Device connected',
+  deviceDoneText: 'You are signed in to {app} on your device. You can close this window.',
 } as const;
 
 export type Messages = Record<keyof typeof en, string>;
@@ -69,6 +81,18 @@ const de: Messages = {
   error: 'Etwas ist schiefgelaufen',
   fieldRequired: 'Dieses Feld ist erforderlich.',
   invalidEmail: 'Geben Sie eine gültige E-Mail-Adresse ein.',
+  deviceTitle: 'Gerät verbinden',
+  deviceEnterCode: 'Geben Sie den Code ein, den Ihr Gerät anzeigt.',
+  userCode: 'Code',
+  userCodeHelp: 'Zum Beispiel BCDF-GHJK; groß oder klein, mit oder ohne Bindestrich.',
+  deviceWrongCode: 'Dieser Code ist ungültig, abgelaufen oder wurde schon verwendet. Prüfen Sie den Code auf Ihrem Gerät und versuchen Sie es erneut.',
+  deviceAborted: 'Die Anmeldung auf dem Gerät wurde abgebrochen. Sie können dieses Fenster schließen.',
+  deviceConfirm: 'Gerät bestätigen',
+  deviceConfirmText: '{app} möchte Sie auf einem Gerät anmelden, das diesen Code zeigt:',
+  deviceConfirmHelp: 'Fahren Sie nur fort, wenn Sie die Anmeldung auf diesem Gerät begonnen haben und der Code derselbe ist.',
+  continue: 'Weiter',
+  deviceDone: 'Gerät verbunden',
+  deviceDoneText: 'Sie sind auf Ihrem Gerät bei {app} angemeldet. Sie können dieses Fenster schließen.',
 };
 
 export const CATALOGUES: Record<string, Messages> = { en, de };

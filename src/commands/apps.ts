@@ -52,10 +52,16 @@ async function checkApiAccess(db: Queryable, actor: Principal, orgId: string, fr
   if (problem === 'org') throw fieldError('iamApiAccess', "only apps of the instance's first organization may access the instance API");
 }
 
+/** An app without browser sign-in (a device app, say) has no response type unless it names one. */
+function defaultResponseTypes(grants: AppSettings['grantTypes'] | undefined): AppSettings['responseTypes'] {
+  const browser = !grants || grants.includes('OIDC_GRANT_TYPE_AUTHORIZATION_CODE') || grants.includes('OIDC_GRANT_TYPE_IMPLICIT');
+  return browser ? APP_DEFAULTS.responseTypes : [];
+}
+
 export async function createOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, input: Partial<AppSettings> & { name: string }) {
   requireOrgOwner(actor, orgId);
   await projectOfOrg(deps.db, orgId, projectId);
-  const settings: AppSettings = { ...APP_DEFAULTS, ...input };
+  const settings: AppSettings = { ...APP_DEFAULTS, responseTypes: defaultResponseTypes(input.grantTypes), ...input };
   await checkApiAccess(deps.db, actor, orgId, APP_DEFAULTS.iamApiAccess, settings.iamApiAccess);
   const appId = newId();
   const clientId = newId();

@@ -6,13 +6,14 @@ export const RESPONSE_TYPES = {
   OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN: 'id_token token',
 } as const;
 
-import { TOKEN_EXCHANGE_GRANT } from './grant-types.ts';
+import { DEVICE_CODE_GRANT, TOKEN_EXCHANGE_GRANT } from './grant-types.ts';
 
 export const GRANT_TYPES = {
   OIDC_GRANT_TYPE_AUTHORIZATION_CODE: 'authorization_code',
   OIDC_GRANT_TYPE_IMPLICIT: 'implicit',
   OIDC_GRANT_TYPE_REFRESH_TOKEN: 'refresh_token',
   OIDC_GRANT_TYPE_TOKEN_EXCHANGE: TOKEN_EXCHANGE_GRANT,
+  OIDC_GRANT_TYPE_DEVICE_CODE: DEVICE_CODE_GRANT,
 } as const;
 
 export const APP_TYPES = ['OIDC_APP_TYPE_WEB', 'OIDC_APP_TYPE_USER_AGENT', 'OIDC_APP_TYPE_NATIVE'] as const;
@@ -120,8 +121,8 @@ export function appViolations(app: AppSettings): FieldViolation[] {
     violations.push({ field: 'responseTypes', description: 'the AUTHORIZATION_CODE grant needs response type CODE' });
   } else if (grants.has('OIDC_GRANT_TYPE_IMPLICIT') && !implicitResponse) {
     violations.push({ field: 'responseTypes', description: 'the IMPLICIT grant needs response type ID_TOKEN or ID_TOKEN_TOKEN' });
-  } else if (grants.has('OIDC_GRANT_TYPE_REFRESH_TOKEN') && !grants.has('OIDC_GRANT_TYPE_AUTHORIZATION_CODE')) {
-    violations.push({ field: 'grantTypes', description: 'the REFRESH_TOKEN grant needs the AUTHORIZATION_CODE grant' });
+  } else if (grants.has('OIDC_GRANT_TYPE_REFRESH_TOKEN') && !grants.has('OIDC_GRANT_TYPE_AUTHORIZATION_CODE') && !grants.has('OIDC_GRANT_TYPE_DEVICE_CODE')) {
+    violations.push({ field: 'grantTypes', description: 'the REFRESH_TOKEN grant needs the AUTHORIZATION_CODE or DEVICE_CODE grant' });
   }
 
   if (app.appType !== 'OIDC_APP_TYPE_WEB' && app.authMethodType !== 'OIDC_AUTH_METHOD_TYPE_NONE') {

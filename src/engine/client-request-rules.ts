@@ -11,7 +11,7 @@ import type { EngineRule } from './rule-dispatch.ts';
 import { invalidClient, invalidGrant, renderOAuthError } from './oauth-errors.ts';
 
 // Rules for the requests clients send to the token, introspection,
-// revocation and pushed authorization request endpoints: we read the form body first (bounded), apply the
+// revocation, pushed authorization request and device authorization endpoints: we read the form body first (bounded), apply the
 // rules below, and hand the engine the result.
 
 type Params = querystring.ParsedUrlQuery;
@@ -203,8 +203,28 @@ const pushedAuthorizationForm = formRule((_ctx, params, method) => {
   return true;
 });
 
-export function clientRequestRules(jwt: JwtAccessTokens): { token: EngineRule; introspection: EngineRule; revocation: EngineRule; pushedAuthorization: EngineRule } {
-  return { token: tokenForm, introspection: tokenLookupForm(jwt, INTROSPECTION_METHODS), revocation: tokenLookupForm(jwt), pushedAuthorization: pushedAuthorizationForm };
+/** Device authorization (RFC 8628 3.1): the client authenticates as it will at the token endpoint. */
+const deviceAuthorizationForm = formRule((_ctx, params, method) => {
+  requireAuthentication(params, method);
+  return false;
+});
+
+export interface ClientRequestRules {
+  token: EngineRule;
+  introspection: EngineRule;
+  revocation: EngineRule;
+  pushedAuthorization: EngineRule;
+  deviceAuthorization: EngineRule;
+}
+
+export function clientRequestRules(jwt: JwtAccessTokens): ClientRequestRules {
+  return {
+    token: tokenForm,
+    introspection: tokenLookupForm(jwt, INTROSPECTION_METHODS),
+    revocation: tokenLookupForm(jwt),
+    pushedAuthorization: pushedAuthorizationForm,
+    deviceAuthorization: deviceAuthorizationForm,
+  };
 }
 
 /**

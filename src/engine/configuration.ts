@@ -12,6 +12,8 @@ import type { UserLookup } from './accounts.ts';
 import type { FeatureName } from '../storage/features.ts';
 import type { Database } from '../storage/database.ts';
 import { tokenExtraClaims, type ExchangeOutcomes } from './grants/token-extras.ts';
+import { DEVICE_CODE_LIFETIME } from './device-flow.ts';
+import { successSource, userCodeConfirmSource, userCodeInputSource } from '../../interactions/device-pages.ts';
 
 import { INTERACTION_PATH, ROUTES } from './routes.ts';
 
@@ -61,6 +63,7 @@ function lifetimes(config: ConfigResult): NonNullable<Configuration['ttl']> {
     Interaction: config.interactionLifetime,
     Session: config.sessionIdleLifetime,
     Grant: config.refreshTokenAbsoluteLifetime,
+    DeviceCode: DEVICE_CODE_LIFETIME,
     // Idle lifetime, capped by what is left of the absolute lifetime
     // counted from the first token of the rotation chain.
     RefreshToken: (_ctx, token) =>
@@ -134,6 +137,16 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
       // Machine users with a client secret (SPEC 2.3); endpoint-rules.ts
       // admits only client_secret_basic and client_secret_post for it.
       clientCredentials: { enabled: true },
+      // RFC 8628: codes like BCDF-GHJK (20 consonants: no words, no look-alikes),
+      // typed in any case, with or without the dash, on our pages.
+      deviceFlow: {
+        enabled: true,
+        charset: 'base-20',
+        mask: '****-****',
+        userCodeInputSource: userCodeInputSource as never,
+        userCodeConfirmSource: userCodeConfirmSource as never,
+        successSource: successSource as never,
+      },
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: async (ctx, form) => {

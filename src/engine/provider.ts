@@ -9,6 +9,7 @@ import { bearerChallenge, openidScopeRequired } from './authorization-rules.ts';
 import { introspectionDetails } from './token-policies.ts';
 import { registerGrants, tokenExchangeInDiscoveryWhileOn } from './grants/index.ts';
 import { rulesByEndpoint, type EngineRule } from './rule-dispatch.ts';
+import { DEVICE_POLL_MODEL, deviceGrantNotAllowed, devicePollInterval, freshUserCodeForm, pacedDevicePolling } from './device-flow.ts';
 import { hardenEnginePages } from './pages.ts';
 import { forgetSignedOutAccount, offlineAccessAsksConsent, rememberSignedInAccount, revokeAccessTokensAtLogout, switchToHintedSession } from './sign-in-policy.ts';
 
@@ -48,10 +49,12 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
       jwks: [jwksCacheControl(deps.config.jwksMaxAge)],
       authorization: [openidScopeRequired, switchSession, offlineAccessAsksConsent, rememberAccount],
       resume: [rememberAccount],
-      token: [clientRequests.token, tokenErrorNames],
+      token: [clientRequests.token, tokenErrorNames, pacedDevicePolling(deps.adapter(DEVICE_POLL_MODEL))],
       introspection: [clientRequests.introspection, introspectionDetails(deps.lookupUser, deps.findAccount)],
       revocation: [clientRequests.revocation],
       pushed_authorization_request: [clientRequests.pushedAuthorization],
+      device_authorization: [clientRequests.deviceAuthorization, deviceGrantNotAllowed, devicePollInterval],
+      code_verification: [freshUserCodeForm],
       userinfo: [bearerChallenge],
       end_session: [switchSession],
       end_session_confirm: [forgetSignedOutAccount(sessionCookie), revokeAccessTokensAtLogout],

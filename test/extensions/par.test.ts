@@ -152,10 +152,11 @@ describe('in Chromium', { skip: needsChromium }, () => {
   test('requirePushedAuthorizationRequests is validated and shown', async () => {
     const refused = await world.api('POST', `/management/v1/projects/${world.projectId}/apps/oidc`, { name: 'bad', requirePushedAuthorizationRequests: 'yes' });
     assert.equal(refused.status, 400);
-    const machineOnly = await world.api('POST', `/management/v1/projects/${world.projectId}/apps/oidc`, {
-      name: 'exchange only', responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_TOKEN_EXCHANGE'], requirePushedAuthorizationRequests: true,
+    const deviceOnly = await world.api('POST', `/management/v1/projects/${world.projectId}/apps/oidc`, {
+      name: 'device only', appType: 'OIDC_APP_TYPE_NATIVE', authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE', grantTypes: ['OIDC_GRANT_TYPE_DEVICE_CODE'], requirePushedAuthorizationRequests: true,
     });
-    assert.equal(machineOnly.status, 400);
+    assert.equal(deviceOnly.status, 400);
+    assert.match(JSON.stringify(deviceOnly.body), /requirePushedAuthorizationRequests/, 'no authorization requests to push');
     const shown = await world.api('GET', `/management/v1/projects/${world.projectId}/apps/${strict.appId}`);
     assert.equal(shown.body.app.requirePushedAuthorizationRequests, true);
   });
