@@ -156,6 +156,8 @@ export const COMMANDS: Command[] = [
       'iam-api-access': { type: 'boolean', description: "may obtain tokens for this service's admin API (IAM_OWNER, apps of the first org only)" },
       'require-par': { type: 'boolean', description: 'accept authorization requests only through /oauth/v2/par (RFC 9126)' },
       dpop: { type: 'boolean', description: 'issue only DPoP-bound access tokens: token requests must carry a DPoP proof (RFC 9449)' },
+      'backchannel-logout-uri': { type: 'string', arg: '<uri>', description: 'where logout tokens are POSTed (OIDC Back-Channel Logout); https unless --dev-mode' },
+      'backchannel-logout-session': { type: 'boolean', description: 'logout tokens carry the session id (sid)' },
     },
     required: ['project', 'name'],
     request(values) {
@@ -179,6 +181,9 @@ export const COMMANDS: Command[] = [
       if (values['iam-api-access'] === true) body.iamApiAccess = true;
       if (values['require-par'] === true) body.requirePushedAuthorizationRequests = true;
       if (values.dpop === true) body.dpopBoundAccessTokens = true;
+      const logoutUri = str(values, 'backchannel-logout-uri');
+      if (logoutUri !== undefined) body.backChannelLogoutUri = logoutUri;
+      if (values['backchannel-logout-session'] === true) body.backChannelLogoutSessionRequired = true;
       return { method: 'POST', path: `/management/v1/projects/${id(str(values, 'project')!)}/apps/oidc`, body };
     },
     describe: (r, v) => [

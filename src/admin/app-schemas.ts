@@ -20,6 +20,8 @@ const appProperties = {
   iamApiAccess: { type: 'boolean' },
   requirePushedAuthorizationRequests: { type: 'boolean' },
   dpopBoundAccessTokens: { type: 'boolean' },
+  backChannelLogoutUri: { type: 'string', maxLength: 2000 },
+  backChannelLogoutSessionRequired: { type: 'boolean' },
 };
 
 export const createAppSchema = { type: 'object', additionalProperties: false, required: ['name'], properties: appProperties };

@@ -53,6 +53,10 @@ export interface AppSettings {
   requirePushedAuthorizationRequests: boolean;
   /** Every access token bound to a DPoP key: a token request without a proof is refused (RFC 9449 5). */
   dpopBoundAccessTokens: boolean;
+  /** Where logout tokens are POSTed (OIDC Back-Channel Logout 1.0); empty: none. */
+  backChannelLogoutUri: string;
+  /** Logout tokens carry the session's `sid` (Back-Channel Logout 2.4: backchannel_logout_session_required). */
+  backChannelLogoutSessionRequired: boolean;
 }
 
 export const APP_DEFAULTS: Omit<AppSettings, 'name'> = {
@@ -70,6 +74,8 @@ export const APP_DEFAULTS: Omit<AppSettings, 'name'> = {
   iamApiAccess: false,
   requirePushedAuthorizationRequests: false,
   dpopBoundAccessTokens: false,
+  backChannelLogoutUri: '',
+  backChannelLogoutSessionRequired: false,
 };
 
 /** localhost and its subdomains, 127.0.0.0/8, ::1 and 0.0.0.0, with or without a trailing dot. */
@@ -102,6 +108,34 @@ function redirectUriProblem(uri: string, appType: AppType, devMode: boolean): st
   if (devMode) return undefined;
   if (url.protocol === 'http:') return 'must use https (http only with devMode)';
   if (isLoopback(url.hostname)) return 'must not point to localhost (only with devMode)';
+  return undefined;
+}
+
+/** Literal addresses of loopback, private, link-local and shared ranges (RFC 6890), and local names. */
+function isPrivateHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  if (isLoopback(host) || host.endsWith('.local') || host.endsWith('.internal')) return true;
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.\d{1,3}\.\d{1,3}$/.exec(host);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    return a === 0 || a === 10 || a === 127 || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168);
+  }
+  // IPv6 literals: unique local (fc00::/7), link-local (fe80::/10), loopback, unspecified, IPv4-mapped.
+  return host.startsWith('[') && /^\[(f[cd]|fe[89ab]|::1?\]|::ffff:)/.test(host);
+}
+
+/**
+ * OIDC Back-Channel Logout 2.2: an absolute URI without fragment. The
+ * service POSTs to it, so only https on a public address, except in dev
+ * mode (local development: http, loopback and private addresses).
+ */
+function backChannelLogoutUriProblem(uri: string, devMode: boolean): string | undefined {
+  const url = URL.parse(uri);
+  if (!url || !/^https?:\/\/[^/?#]/i.test(uri) || !url.hostname) return 'must be an absolute http(s) URI with a host';
+  if (uri.includes('#')) return 'must not contain a fragment';
+  if (devMode) return undefined;
+  if (url.protocol !== 'https:') return 'must use https (http only with devMode)';
+  if (isPrivateHost(url.hostname)) return 'must point to a public address (loopback and private addresses only with devMode)';
   return undefined;
 }
 
@@ -141,6 +175,11 @@ export function appViolations(app: AppSettings): FieldViolation[] {
     });
   check(app.redirectUris, 'redirectUris');
   check(app.postLogoutRedirectUris, 'postLogoutRedirectUris');
+  const logoutProblem = app.backChannelLogoutUri ? backChannelLogoutUriProblem(app.backChannelLogoutUri, app.devMode) : undefined;
+  if (logoutProblem) violations.push({ field: 'backChannelLogoutUri', description: logoutProblem });
+  if (app.backChannelLogoutSessionRequired && !app.backChannelLogoutUri) {
+    violations.push({ field: 'backChannelLogoutSessionRequired', description: 'needs a backChannelLogoutUri' });
+  }
   return violations;
 }
 
@@ -196,6 +235,10 @@ export function toClientMetadata(source: ClientSource): Record<string, unknown> 
     require_pushed_authorization_requests: settings.requirePushedAuthorizationRequests,
     dpop_bound_access_tokens: settings.dpopBoundAccessTokens,
   };
+  if (settings.backChannelLogoutUri) {
+    metadata.backchannel_logout_uri = settings.backChannelLogoutUri;
+    metadata.backchannel_logout_session_required = settings.backChannelLogoutSessionRequired;
+  }
   if (needsSecret(settings.authMethodType) && source.secretDigest) metadata.client_secret = source.secretDigest;
   if (settings.authMethodType === 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') metadata.jwks = { keys: source.publicKeys };
   return metadata;

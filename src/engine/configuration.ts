@@ -13,6 +13,8 @@ import type { FeatureName } from '../storage/features.ts';
 import type { Database } from '../storage/database.ts';
 import { tokenExtraClaims, type ExchangeOutcomes } from './grants/token-extras.ts';
 import { DEVICE_CODE_LIFETIME } from './device-flow.ts';
+import type { DeliveryResult } from './backchannel-logout.ts';
+import { devModeLogoutUris } from '../storage/apps.ts';
 import { successSource, userCodeConfirmSource, userCodeInputSource } from '../../interactions/device-pages.ts';
 
 import { INTERACTION_PATH, ROUTES } from './routes.ts';
@@ -52,6 +54,8 @@ export interface EngineDependencies {
   exchanges: ExchangeOutcomes;
   /** Told the grant type of every access token issued (for /metrics). */
   onTokenIssued?: (grantType: string) => void;
+  /** Told how each back-channel logout delivery ended (for /metrics). */
+  onBackchannelLogout?: (result: DeliveryResult) => void;
 }
 
 function lifetimes(config: ConfigResult): NonNullable<Configuration['ttl']> {
@@ -72,6 +76,21 @@ function lifetimes(config: ConfigResult): NonNullable<Configuration['ttl']> {
 }
 
 /** CORS for browser apps: only the origins of the client's own redirect URIs. */
+/**
+ * The engine's outgoing requests (back-channel logout) refuse loopback and
+ * private addresses (its SSRF guard, lib/helpers/fetch_request.js). The
+ * logout URI of an app in dev mode may be one (local development), so for
+ * exactly those URIs the guard is left out; every other request keeps it.
+ */
+function outgoingFetch(db: Database): NonNullable<Configuration['fetch']> {
+  return async (url, options) => {
+    const target = String(url);
+    const devMode = (await devModeLogoutUris(db)).some((uri) => URL.parse(uri)?.href === target);
+    if (devMode) delete (options as { dispatcher?: unknown }).dispatcher;
+    return fetch(url, options);
+  };
+}
+
 function clientBasedCORS(_ctx: KoaContextWithOIDC, origin: string, client: { redirectUris?: string[] }): boolean {
   if (origin === 'null') return false;
   return (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin);
@@ -97,6 +116,7 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     // SEED 4.1: redirect_uri is required, even with a single registered one.
     allowOmittingSingleRegisteredRedirectUri: false,
     clientBasedCORS: clientBasedCORS as Configuration['clientBasedCORS'],
+    fetch: outgoingFetch(deps.db),
     extraClientMetadata: { properties: [...EXTRA_CLIENT_METADATA] },
     enabledJWA: {
       idTokenSigningAlgValues: ['RS256'],
@@ -147,6 +167,9 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
         userCodeConfirmSource: userCodeConfirmSource as never,
         successSource: successSource as never,
       },
+      // OIDC Back-Channel Logout 1.0, for apps with a backchannel_logout_uri;
+      // deliveries run in the background (engine-overrides.ts).
+      backchannelLogout: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: async (ctx, form) => {

@@ -3,6 +3,7 @@ import type { Queryable } from '../storage/database.ts';
 import { digestsEqual, secretDigest } from '../security/secrets.ts';
 import { looksLikeJwt, type JwtAccessTokens, type JwtTokenRecord } from './jwt-access-tokens.ts';
 import { boundKeyStillActive, type KeyBoundToken } from './key-bound-tokens.ts';
+import type { LogoutDeliveries } from './backchannel-logout.ts';
 
 /**
  * Every change this service makes to the engine's own classes, in the one
@@ -15,6 +16,8 @@ import { boundKeyStillActive, type KeyBoundToken } from './key-bound-tokens.ts';
 
 interface ClientClass {
   prototype: {
+    clientId: string;
+    backchannelLogout(sub: string, sid: string): Promise<void>;
     clientSecret?: string;
     compareClientSecret(actual: string): boolean;
     responseTypeAllowed(type: string): boolean;
@@ -45,6 +48,7 @@ export const PATCHED_MEMBERS = [
   'ClientCredentials.prototype.getValueAndPayload',
   'AccessToken.find',
   'ClientCredentials.find',
+  'Client.prototype.backchannelLogout',
 ] as const;
 
 /** The member a PATCHED_MEMBERS entry names on a provider, or undefined when the engine has none. */
@@ -62,6 +66,7 @@ export interface OverrideDeps {
   secretKey: Buffer;
   jwt: JwtAccessTokens;
   db: Queryable;
+  logouts: LogoutDeliveries;
 }
 
 export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
@@ -149,5 +154,16 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
   AccessToken.find = async (value, options) => {
     const token = (await findAccessToken(value, options)) as KeyBoundToken | undefined;
     return token && (await boundKeyStillActive(deps.db, token)) ? token : undefined;
+  };
+
+  // 10. Back-channel logout: the engine awaits every app's answer (up to its
+  //     2.5 s timeout each) before the user's logout goes on, and tries
+  //     once. Deliveries go to the background instead, with retries, their
+  //     failures logged and counted (backchannel-logout.ts). The engine's
+  //     backchannel.success event therefore only means "sent off".
+  const backchannelLogout = Client.prototype.backchannelLogout;
+  Client.prototype.backchannelLogout = function sendInBackground(sub: string, sid: string) {
+    deps.logouts.send(() => backchannelLogout.call(this, sub, sid), this.clientId);
+    return Promise.resolve();
   };
 }

@@ -22,6 +22,8 @@ export interface AppRow {
   iam_api_access: boolean;
   require_par: boolean;
   dpop_bound: boolean;
+  backchannel_logout_uri: string | null;
+  backchannel_logout_session_required: boolean;
   secret_digest: Uint8Array | null;
   sequence: string;
   creation_date: Date;
@@ -45,6 +47,8 @@ export function settingsOf(row: AppRow): AppSettings {
     iamApiAccess: row.iam_api_access,
     requirePushedAuthorizationRequests: row.require_par,
     dpopBoundAccessTokens: row.dpop_bound,
+    backChannelLogoutUri: row.backchannel_logout_uri ?? '',
+    backChannelLogoutSessionRequired: row.backchannel_logout_session_required,
   };
 }
 
@@ -70,6 +74,8 @@ const SETTINGS_COLUMNS: [column: string, value: (s: AppSettings) => unknown][] =
   ['iam_api_access', (s) => s.iamApiAccess],
   ['require_par', (s) => s.requirePushedAuthorizationRequests],
   ['dpop_bound', (s) => s.dpopBoundAccessTokens],
+  ['backchannel_logout_uri', (s) => s.backChannelLogoutUri || null],
+  ['backchannel_logout_session_required', (s) => s.backChannelLogoutSessionRequired],
 ];
 const SETTINGS_PARAMS = (s: AppSettings) => SETTINGS_COLUMNS.map(([, value]) => value(s));
 const SETTINGS_COUNT = SETTINGS_COLUMNS.length;
@@ -106,7 +112,7 @@ export async function removeApp(write: Write, app: { id: string; projectId: stri
 
 const APP_COLUMNS = `id, project_id, org_id, client_id, name, redirect_uris, post_logout_redirect_uris, response_types, grant_types, app_type,
   auth_method, access_token_type, id_token_userinfo_assertion, access_token_role_assertion, id_token_role_assertion, dev_mode,
-  iam_api_access, require_par, dpop_bound, secret_digest, sequence::text AS sequence, creation_date, change_date`;
+  iam_api_access, require_par, dpop_bound, backchannel_logout_uri, backchannel_logout_session_required, secret_digest, sequence::text AS sequence, creation_date, change_date`;
 
 export async function findApp(db: Queryable, id: string): Promise<AppRow | undefined> {
   const { rows } = await db.query<AppRow>(`SELECT ${APP_COLUMNS} FROM apps WHERE id = $1`, [id]);
@@ -135,4 +141,10 @@ export async function addAppKey(write: Write, key: { id: string; appId: string; 
 export async function activeAppKeys(db: Queryable, appId: string): Promise<object[]> {
   const { rows } = await db.query<{ public_jwk: object }>('SELECT public_jwk FROM app_keys WHERE app_id = $1 AND (expires_at IS NULL OR expires_at > now()) ORDER BY created_at', [appId]);
   return rows.map((row) => row.public_jwk);
+}
+
+/** The back-channel logout URIs of apps in dev mode: the only ones that may be delivered to on loopback and private addresses. */
+export async function devModeLogoutUris(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ uri: string }>('SELECT backchannel_logout_uri AS uri FROM apps WHERE dev_mode AND backchannel_logout_uri IS NOT NULL');
+  return rows.map((row) => row.uri);
 }

@@ -190,6 +190,8 @@ describe('OIDC apps', () => {
       iamApiAccess: false,
       requirePushedAuthorizationRequests: false,
       dpopBoundAccessTokens: false,
+      backChannelLogoutUri: '',
+      backChannelLogoutSessionRequired: false,
     });
   });
 
