@@ -2,7 +2,7 @@ import type { Adapter } from 'oidc-provider';
 
 export type Store = 'postgres' | 'redis';
 
-const METHODS = ['upsert', 'find', 'findByUid', 'findByUserCode', 'consume', 'destroy', 'revokeByGrantId'] as const;
+const METHODS = ['upsert', 'find', 'findByUid', 'findByUserCode', 'consume', 'destroy', 'revokeByGrantId', 'claim'] as const;
 
 /**
  * Counts the failed calls of one store's adapter, for /metrics; the error
@@ -11,9 +11,10 @@ const METHODS = ['upsert', 'find', 'findByUid', 'findByUserCode', 'consume', 'de
 export function countStorageErrors(inner: Adapter, store: Store, onError: (store: Store) => void): Adapter {
   const proxy: Record<string, unknown> = {};
   for (const method of METHODS) {
+    if (typeof (inner as unknown as Record<string, unknown>)[method] !== 'function') continue;
     proxy[method] = async (...args: unknown[]) => {
       try {
-        return await (inner[method] as (...a: unknown[]) => Promise<unknown>).apply(inner, args);
+        return await ((inner as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!).apply(inner, args);
       } catch (err) {
         onError(store);
         throw err;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import Provider, { errors } from 'oidc-provider';
 import type { Queryable } from '../storage/database.ts';
 import { digestsEqual, secretDigest } from '../security/secrets.ts';
@@ -27,6 +28,11 @@ interface ClientClass {
   adapter: { find(id: string): Promise<object | undefined> };
 }
 
+interface ReplayDetectionClass {
+  unique(iss: string, jti: string, exp: number): Promise<boolean>;
+  adapter: { claim?(id: string, payload: object, expiresIn: number): Promise<boolean> };
+}
+
 interface TokenClass {
   prototype: { getValueAndPayload(this: TokenRecord): Promise<{ value: string; payload: unknown }> };
   find(value: string, options?: unknown): Promise<unknown>;
@@ -49,6 +55,7 @@ export const PATCHED_MEMBERS = [
   'AccessToken.find',
   'ClientCredentials.find',
   'Client.prototype.backchannelLogout',
+  'ReplayDetection.unique',
 ] as const;
 
 /** The member a PATCHED_MEMBERS entry names on a provider, or undefined when the engine has none. */
@@ -165,5 +172,21 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
   Client.prototype.backchannelLogout = function sendInBackground(sub: string, sid: string) {
     deps.logouts.send(() => backchannelLogout.call(this, sub, sid), this.clientId);
     return Promise.resolve();
+  };
+
+  // 11. Replay detection (DPoP proofs, client assertions, JWT profile
+  //     assertions): the engine looks the id up and then saves it, so two
+  //     nodes given the same proof at once could both accept it. Our stores
+  //     claim the id in one atomic step instead (adapters: Redis HSETNX,
+  //     PostgreSQL INSERT … ON CONFLICT), which is also one round trip
+  //     instead of two. Same id as the engine's (models/replay_detection.js).
+  const ReplayDetection = provider.ReplayDetection as unknown as ReplayDetectionClass;
+  const unique = ReplayDetection.unique.bind(ReplayDetection);
+  ReplayDetection.unique = async (iss, jti, exp) => {
+    const { adapter } = ReplayDetection;
+    if (!adapter.claim) return unique(iss, jti, exp);
+    const id = createHash('sha256').update(`${iss}${jti}`).digest('base64url');
+    const now = Math.floor(Date.now() / 1000);
+    return adapter.claim(id, { jti: id, iss, kind: 'ReplayDetection', iat: now, exp }, Math.max(1, exp - now));
   };
 }
