@@ -43,7 +43,12 @@ function appName(client: { clientName?: string; clientId: string } | undefined):
 }
 
 /** The code input, again with a message after a wrong code or a cancelled sign-in. */
-export async function userCodeInputSource(ctx: KoaContextWithOIDC, engineForm: string, _out?: unknown, err?: { name?: string; userCode?: string }): Promise<void> {
+export async function userCodeInputSource(
+  ctx: KoaContextWithOIDC,
+  engineForm: string,
+  _out?: unknown,
+  err?: { name?: string; userCode?: string },
+): Promise<void> {
   const { lang, t } = language(ctx);
   const { action, xsrf } = formOf(engineForm);
   if (err?.name === 'AbortedError') {
@@ -51,7 +56,11 @@ export async function userCodeInputSource(ctx: KoaContextWithOIDC, engineForm: s
     return;
   }
   const message = !err ? '' : err.userCode !== undefined || err.name === 'NoCodeError' ? t.deviceWrongCode : t.error;
-  render(ctx, page(t.deviceTitle, `
+  render(
+    ctx,
+    page(
+      t.deviceTitle,
+      `
 <h1>${e(t.deviceTitle)}</h1>
 <p class="lead">${e(t.deviceEnterCode)}</p>
 ${message ? `<p class="error" role="alert">${e(message)}</p>` : ''}
@@ -61,14 +70,27 @@ ${message ? `<p class="error" role="alert">${e(message)}</p>` : ''}
   <input type="text" id="user_code" name="user_code" value="${e(err?.userCode ?? '')}" autocomplete="off" autocapitalize="characters" spellcheck="false" required autofocus maxlength="64" aria-describedby="userCodeHelp">
   <p class="help" id="userCodeHelp">${e(t.userCodeHelp)}</p>
   <div class="actions"><span></span><button type="submit">${e(t.next)}</button></div>
-</form>`, lang));
+</form>`,
+      lang,
+    ),
+  );
 }
 
 /** Names the app and shows the code, so the user checks it against the device before signing in (RFC 8628 5.4). */
-export async function userCodeConfirmSource(ctx: KoaContextWithOIDC, engineForm: string, client: { clientName?: string; clientId: string }, _deviceInfo: unknown, userCode: string): Promise<void> {
+export async function userCodeConfirmSource(
+  ctx: KoaContextWithOIDC,
+  engineForm: string,
+  client: { clientName?: string; clientId: string },
+  _deviceInfo: unknown,
+  userCode: string,
+): Promise<void> {
   const { lang, t } = language(ctx);
   const { action, xsrf } = formOf(engineForm);
-  render(ctx, page(t.deviceConfirm, `
+  render(
+    ctx,
+    page(
+      t.deviceConfirm,
+      `
 <h1>${e(t.deviceConfirm)}</h1>
 <p class="lead">${e(translate(t, 'deviceConfirmText', { app: appName(client) }))}</p>
 <p class="user-code"><strong id="confirmCode">${e(userCode)}</strong></p>
@@ -80,7 +102,10 @@ export async function userCodeConfirmSource(ctx: KoaContextWithOIDC, engineForm:
     <button type="submit" class="secondary" name="abort" value="yes">${e(t.cancel)}</button>
     <button type="submit" name="confirm" value="yes" autofocus>${e(t.continue)}</button>
   </div>
-</form>`, lang));
+</form>`,
+      lang,
+    ),
+  );
 }
 
 export async function successSource(ctx: KoaContextWithOIDC): Promise<void> {

@@ -75,7 +75,6 @@ function lifetimes(config: ConfigResult): NonNullable<Configuration['ttl']> {
   };
 }
 
-/** CORS for browser apps: only the origins of the client's own redirect URIs. */
 /**
  * The engine's outgoing requests (back-channel logout) refuse loopback and
  * private addresses (its SSRF guard, lib/helpers/fetch_request.js). The
@@ -91,6 +90,7 @@ function outgoingFetch(db: Database): NonNullable<Configuration['fetch']> {
   };
 }
 
+/** CORS for browser apps: only the origins of the client's own redirect URIs. */
 function clientBasedCORS(_ctx: KoaContextWithOIDC, origin: string, client: { redirectUris?: string[] }): boolean {
   if (origin === 'null') return false;
   return (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin);

@@ -4,7 +4,17 @@ import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import { createRemoteJWKSet, decodeJwt, jwtVerify, type JWTPayload } from 'jose';
 import type { Browser, BrowserContext } from 'playwright-core';
-import { codeLogin, landedOn, launchBrowser, needsChromium, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser } from '../support/browser.ts';
+import {
+  codeLogin,
+  landedOn,
+  launchBrowser,
+  needsChromium,
+  startRelyingParty,
+  startSignInWorld,
+  type RelyingParty,
+  type SignInWorld,
+  type TestUser,
+} from '../support/browser.ts';
 import { freePort } from '../support/server.ts';
 
 // OIDC Back-Channel Logout 1.0: apps signed in to in one browser session
@@ -24,7 +34,12 @@ interface Received {
 }
 
 /** The apps' servers: every POST is recorded; `/flaky` fails its first attempt, `/down` always. */
-async function startReceiver(): Promise<{ base: string; received: Received[]; waitFor(path: string, count: number): Promise<Received[]>; close(): Promise<void> }> {
+async function startReceiver(): Promise<{
+  base: string;
+  received: Received[];
+  waitFor(path: string, count: number): Promise<Received[]>;
+  close(): Promise<void>;
+}> {
   const received: Received[] = [];
   let flakyCalls = 0;
   const server: Server = createServer((req, res) => {
@@ -70,14 +85,23 @@ describe('in Chromium', { skip: needsChromium }, () => {
     [world, rp, browser, receiver] = await Promise.all([startSignInWorld(), startRelyingParty(), launchBrowser(), startReceiver()]);
     const web = (name: string, path: string, sessionRequired: boolean) =>
       world.createApp({
-        name, redirectUris: [rp.callback], postLogoutRedirectUris: [rp.loggedOut],
-        backChannelLogoutUri: `${receiver.base}${path}`, backChannelLogoutSessionRequired: sessionRequired,
+        name,
+        redirectUris: [rp.callback],
+        postLogoutRedirectUris: [rp.loggedOut],
+        backChannelLogoutUri: `${receiver.base}${path}`,
+        backChannelLogoutSessionRequired: sessionRequired,
       } as never);
     [apps.withSid, apps.withoutSid, apps.flaky, apps.down, user] = await Promise.all([
-      web('With sid', '/with-sid', true), web('Without sid', '/without-sid', false), web('Flaky', '/flaky', true), web('Down', '/down', true), world.createUser('logan'),
+      web('With sid', '/with-sid', true),
+      web('Without sid', '/without-sid', false),
+      web('Flaky', '/flaky', true),
+      web('Down', '/down', true),
+      world.createUser('logan'),
     ]);
     for (const app of Object.values(apps)) {
-      app.config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), { execute: [client.allowInsecureRequests] });
+      app.config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
+        execute: [client.allowInsecureRequests],
+      });
     }
     jwks = createRemoteJWKSet(new URL(apps.withSid.config!.serverMetadata().jwks_uri!));
   });
@@ -111,7 +135,13 @@ describe('in Chromium', { skip: needsChromium }, () => {
       } else {
         // Single sign-on: the session is there, no login page.
         const pkceCodeVerifier = client.randomPKCECodeVerifier();
-        const url = client.buildAuthorizationUrl(app.config!, { redirect_uri: rp.callback, scope: 'openid', code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier), code_challenge_method: 'S256', state: 's' });
+        const url = client.buildAuthorizationUrl(app.config!, {
+          redirect_uri: rp.callback,
+          scope: 'openid',
+          code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
+          code_challenge_method: 'S256',
+          state: 's',
+        });
         await page.goto(url.href);
         const landed = await landedOn(page, rp.callback);
         idTokens[name] = (await client.authorizationCodeGrant(app.config!, landed, { pkceCodeVerifier, expectedState: 's' })).id_token!;
@@ -184,7 +214,14 @@ describe('in Chromium', { skip: needsChromium }, () => {
     // Both browsers are signed out: a silent authorization needs a login.
     for (const context of [first, second]) {
       const page = context.pages()[0]!;
-      const url = client.buildAuthorizationUrl(apps.withSid.config!, { redirect_uri: rp.callback, scope: 'openid', prompt: 'none', state: 'x', code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()), code_challenge_method: 'S256' });
+      const url = client.buildAuthorizationUrl(apps.withSid.config!, {
+        redirect_uri: rp.callback,
+        scope: 'openid',
+        prompt: 'none',
+        state: 'x',
+        code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+        code_challenge_method: 'S256',
+      });
       await page.goto(url.href);
       const landed = await landedOn(page, rp.callback);
       assert.equal(landed.searchParams.get('error'), 'login_required');
@@ -197,8 +234,19 @@ describe('in Chromium', { skip: needsChromium }, () => {
   });
 
   describe('backChannelLogoutUri is validated', () => {
-    const create = (fields: Record<string, unknown>) => world.api('POST', `/management/v1/projects/${world.projectId}/apps/oidc`, { name: 'v', redirectUris: ['https://app.example.com/cb'], ...fields });
-    for (const [uri, devMode] of [['http://app.example.com/logout', false], ['https://127.0.0.1/logout', false], ['https://10.1.2.3/logout', false], ['https://192.168.0.5/logout', false], ['https://[::1]/logout', false], ['https://localhost/logout', false], ['https://app.example.com/logout#frag', true], ['not a uri', true], ['javascript:alert(1)', true]] as const) {
+    const create = (fields: Record<string, unknown>) =>
+      world.api('POST', `/management/v1/projects/${world.projectId}/apps/oidc`, { name: 'v', redirectUris: ['https://app.example.com/cb'], ...fields });
+    for (const [uri, devMode] of [
+      ['http://app.example.com/logout', false],
+      ['https://127.0.0.1/logout', false],
+      ['https://10.1.2.3/logout', false],
+      ['https://192.168.0.5/logout', false],
+      ['https://[::1]/logout', false],
+      ['https://localhost/logout', false],
+      ['https://app.example.com/logout#frag', true],
+      ['not a uri', true],
+      ['javascript:alert(1)', true],
+    ] as const) {
       test(`${uri}${devMode ? ' (devMode)' : ''}: 400 naming the field`, async () => {
         const res = await create({ backChannelLogoutUri: uri, devMode });
         assert.equal(res.status, 400, JSON.stringify(res.body));

@@ -27,7 +27,12 @@ describe('in Chromium', { skip: needsChromium }, () => {
     [world, browser] = await Promise.all([startSignInWorld(), launchBrowser()]);
     clients = await discoverClients(world.issuer);
     [tv, web, user] = await Promise.all([
-      world.createApp({ name: 'Living-room TV', appType: 'OIDC_APP_TYPE_NATIVE', authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE', grantTypes: ['OIDC_GRANT_TYPE_DEVICE_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'] }),
+      world.createApp({
+        name: 'Living-room TV',
+        appType: 'OIDC_APP_TYPE_NATIVE',
+        authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
+        grantTypes: ['OIDC_GRANT_TYPE_DEVICE_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
+      }),
       world.createApp({ name: 'Web', redirectUris: ['https://web.example.com/cb'] }),
       world.createUser('telly'),
     ]);
@@ -139,7 +144,7 @@ describe('in Chromium', { skip: needsChromium }, () => {
     assert.equal(answer.body.error, 'expired_token');
   });
 
-  test('a wrong code shows the page again with an error, in the browser\'s language', async () => {
+  test("a wrong code shows the page again with an error, in the browser's language", async () => {
     const page = await freshPage();
     await enterCode(page, 'BCDF-GHJK');
     assert.equal(await page.textContent('h1'), 'Connect a device');
@@ -152,7 +157,11 @@ describe('in Chromium', { skip: needsChromium }, () => {
 
   describe('bad requests: the RFC error, never 5xx', () => {
     async function authorizeDevice(body: Record<string, string>, headers: Record<string, string> = {}) {
-      const res = await fetch(`${world.issuer}/oauth/v2/device_authorization`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(body) });
+      const res = await fetch(`${world.issuer}/oauth/v2/device_authorization`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams(body),
+      });
       return { status: res.status, body: (await res.json()) as Record<string, any> };
     }
 
@@ -175,15 +184,27 @@ describe('in Chromium', { skip: needsChromium }, () => {
     });
 
     test('a user-code form posted without its browser session goes back to a fresh form', async () => {
-      const res = await fetch(`${world.issuer}/ui/login/device`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'user_code=BCDF-GHJK' });
+      const res = await fetch(`${world.issuer}/ui/login/device`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'user_code=BCDF-GHJK',
+      });
       assert.equal(res.status, 303);
       assert.equal(new URL(res.headers.get('location')!, world.issuer).pathname, '/ui/login/device');
     });
 
     test('a user-code form with a wrong anti-forgery token: the form again with an error, never 5xx', async () => {
       const form = await fetch(`${world.issuer}/ui/login/device`);
-      const cookie = form.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-      const res = await fetch(`${world.issuer}/ui/login/device`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: 'xsrf=forged&user_code=BCDF-GHJK' });
+      const cookie = form.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
+      const res = await fetch(`${world.issuer}/ui/login/device`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'xsrf=forged&user_code=BCDF-GHJK',
+      });
       assert.equal(res.status, 400);
       assert.match(await res.text(), /role="alert"/);
     });
@@ -192,7 +213,10 @@ describe('in Chromium', { skip: needsChromium }, () => {
       const shown = await world.api('GET', `/management/v1/projects/${world.projectId}/apps/${tv.appId}`);
       assert.deepEqual(shown.body.app.grantTypes, ['OIDC_GRANT_TYPE_DEVICE_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN']);
       assert.deepEqual(shown.body.app.responseTypes, []);
-      const refused = await world.api('POST', `/management/v1/projects/${world.projectId}/apps/oidc`, { name: 'bad', grantTypes: ['OIDC_GRANT_TYPE_DEVICE_CODES'] });
+      const refused = await world.api('POST', `/management/v1/projects/${world.projectId}/apps/oidc`, {
+        name: 'bad',
+        grantTypes: ['OIDC_GRANT_TYPE_DEVICE_CODES'],
+      });
       assert.equal(refused.status, 400);
     });
   });

@@ -5,11 +5,31 @@ import { randomUUID } from 'node:crypto';
 import * as client from 'openid-client';
 import { SignJWT, calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import type { Browser } from 'playwright-core';
-import { landedOn, launchBrowser, needsChromium, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser } from '../support/browser.ts';
+import {
+  landedOn,
+  launchBrowser,
+  needsChromium,
+  signIn,
+  startRelyingParty,
+  startSignInWorld,
+  type RelyingParty,
+  type SignInWorld,
+  type TestUser,
+} from '../support/browser.ts';
 import { basicAuth } from '../support/code-flow.ts';
 import { sharedStorageEnv, tempDir, testServer, type TestServer } from '../support/server.ts';
 import { needsPostgres, needsRedis } from '../support/stores.ts';
-import { decodeKeyFile, discoverClients, jwtProfileAssertion, noClientAuth, oauthFailure, type Clients, JWT_BEARER, TOKEN_EXCHANGE, ACCESS_TOKEN_TYPE } from '../support/tokens.ts';
+import {
+  decodeKeyFile,
+  discoverClients,
+  jwtProfileAssertion,
+  noClientAuth,
+  oauthFailure,
+  type Clients,
+  JWT_BEARER,
+  TOKEN_EXCHANGE,
+  ACCESS_TOKEN_TYPE,
+} from '../support/tokens.ts';
 
 // DPoP (RFC 9449) through openid-client: bound access tokens (opaque and
 // JWT, cnf.jkt, introspection), userinfo demanding the proof, bound refresh
@@ -31,7 +51,11 @@ async function dpopKey(alg: 'ES256' | 'EdDSA' | 'RS256' = 'ES256'): Promise<KeyP
 }
 
 /** A DPoP proof by hand (RFC 9449 4.2), to get each part wrong on purpose. */
-async function proof(key: KeyPair, claims: { htm: string; htu: string; iat?: number; jti?: string; nonce?: string; ath?: string }, alg = 'ES256'): Promise<string> {
+async function proof(
+  key: KeyPair,
+  claims: { htm: string; htu: string; iat?: number; jti?: string; nonce?: string; ath?: string },
+  alg = 'ES256',
+): Promise<string> {
   const { iat = Math.floor(Date.now() / 1000), jti = randomUUID(), ...rest } = claims;
   return new SignJWT({ ...rest, iat, jti }).setProtectedHeader({ alg, typ: 'dpop+jwt', jwk: key.jwk }).sign(key.privateKey);
 }
@@ -45,14 +69,23 @@ function unsignedProof(key: KeyPair, htu: string): string {
 async function tokenRequest(tokenUrl: string, machine: { clientId: string; clientSecret: string }, dpop?: string) {
   const res = await fetch(tokenUrl, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(machine.clientId, machine.clientSecret), ...(dpop ? { dpop } : {}) },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: basicAuth(machine.clientId, machine.clientSecret),
+      ...(dpop ? { dpop } : {}),
+    },
     body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'openid' }),
   });
   return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
 }
 
 async function machineWithSecret(api: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>, userName: string) {
-  const created = await api('POST', '/management/v1/users/machine', { userName, name: userName, description: 'dpop test', accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER' });
+  const created = await api('POST', '/management/v1/users/machine', {
+    userName,
+    name: userName,
+    description: 'dpop test',
+    accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER',
+  });
   assert.equal(created.status, 200, JSON.stringify(created.body));
   const secret = await api('PUT', `/management/v1/users/${created.body.userId}/secret`, {});
   assert.equal(secret.status, 200, JSON.stringify(secret.body));
@@ -111,7 +144,12 @@ describe('DPoP', () => {
     const file = decodeKeyFile(key.body.keyDetails);
     const config = clients.config(`machine:${machine.userId}`, noClientAuth);
     const dpop = await dpopKey();
-    const bound = await client.genericGrantRequest(config, JWT_BEARER, { assertion: await jwtProfileAssertion(file, world.issuer), scope: 'openid' }, { DPoP: client.getDPoPHandle(config, dpop) });
+    const bound = await client.genericGrantRequest(
+      config,
+      JWT_BEARER,
+      { assertion: await jwtProfileAssertion(file, world.issuer), scope: 'openid' },
+      { DPoP: client.getDPoPHandle(config, dpop) },
+    );
     assert.equal(bound.token_type, 'dpop');
     assert.equal((await client.fetchUserInfo(config, bound.access_token, machine.userId, { DPoP: client.getDPoPHandle(config, dpop) })).sub, machine.userId);
     const asBearer = await fetch(`${world.issuer}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${bound.access_token}` } });
@@ -154,7 +192,11 @@ describe('DPoP', () => {
       assert.equal(old.body.error, 'use_dpop_nonce');
       const nonce = old.headers.get('dpop-nonce');
       assert.ok(nonce, 'a nonce to use instead');
-      const withNonce = await tokenRequest(tokenUrl, machine, await proof(key, { htm: 'POST', htu: tokenUrl, iat: Math.floor(Date.now() / 1000) - 600, nonce }));
+      const withNonce = await tokenRequest(
+        tokenUrl,
+        machine,
+        await proof(key, { htm: 'POST', htu: tokenUrl, iat: Math.floor(Date.now() / 1000) - 600, nonce }),
+      );
       assert.equal(withNonce.status, 200, JSON.stringify(withNonce.body));
       assert.equal(withNonce.body.token_type, 'DPoP');
     });
@@ -180,11 +222,16 @@ describe('DPoP', () => {
       assert.equal(flag.status, 200, JSON.stringify(flag.body));
       [pub, jwtApp, strict, user] = await Promise.all([
         world.createApp({
-          name: 'Public with refresh', redirectUris: [rp.callback], appType: 'OIDC_APP_TYPE_USER_AGENT', authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
+          name: 'Public with refresh',
+          redirectUris: [rp.callback],
+          appType: 'OIDC_APP_TYPE_USER_AGENT',
+          authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
           grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
         }),
         world.createApp({
-          name: 'JWT web', redirectUris: [rp.callback], accessTokenType: 'OIDC_TOKEN_TYPE_JWT',
+          name: 'JWT web',
+          redirectUris: [rp.callback],
+          accessTokenType: 'OIDC_TOKEN_TYPE_JWT',
           grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE'],
         }),
         world.createApp({ name: 'DPoP only', redirectUris: [rp.callback], dpopBoundAccessTokens: true } as never),
@@ -202,8 +249,11 @@ describe('DPoP', () => {
       const pkceCodeVerifier = client.randomPKCECodeVerifier();
       const expectedState = client.randomState();
       const url = client.buildAuthorizationUrl(config, {
-        redirect_uri: rp.callback, scope, state: expectedState,
-        code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier), code_challenge_method: 'S256',
+        redirect_uri: rp.callback,
+        scope,
+        state: expectedState,
+        code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
+        code_challenge_method: 'S256',
       });
       const context = await browser.newContext();
       try {
@@ -211,7 +261,13 @@ describe('DPoP', () => {
         await page.goto(url.href);
         await signIn(page, user);
         const landed = await landedOn(page, rp.callback);
-        return await client.authorizationCodeGrant(config, landed, { pkceCodeVerifier, expectedState }, undefined, key ? { DPoP: client.getDPoPHandle(config, key) } : {});
+        return await client.authorizationCodeGrant(
+          config,
+          landed,
+          { pkceCodeVerifier, expectedState },
+          undefined,
+          key ? { DPoP: client.getDPoPHandle(config, key) } : {},
+        );
       } finally {
         await context.close();
       }
@@ -237,7 +293,9 @@ describe('DPoP', () => {
 
       const withoutProof = await oauthFailure(client.refreshTokenGrant(config, tokens.refresh_token!));
       assert.equal(withoutProof.error, 'invalid_grant');
-      const otherKey = await oauthFailure(client.refreshTokenGrant(config, tokens.refresh_token!, undefined, { DPoP: client.getDPoPHandle(config, await dpopKey()) }));
+      const otherKey = await oauthFailure(
+        client.refreshTokenGrant(config, tokens.refresh_token!, undefined, { DPoP: client.getDPoPHandle(config, await dpopKey()) }),
+      );
       assert.equal(otherKey.error, 'invalid_grant');
       const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!, undefined, { DPoP });
       assert.equal(refreshed.token_type, 'dpop');
@@ -257,8 +315,14 @@ describe('DPoP', () => {
 
       const exchangeKey = await dpopKey();
       const exchanged = await client.genericGrantRequest(
-        config, TOKEN_EXCHANGE,
-        { subject_token: tokens.access_token, subject_token_type: ACCESS_TOKEN_TYPE, requested_token_type: 'urn:ietf:params:oauth:token-type:jwt', scope: 'openid' },
+        config,
+        TOKEN_EXCHANGE,
+        {
+          subject_token: tokens.access_token,
+          subject_token_type: ACCESS_TOKEN_TYPE,
+          requested_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+          scope: 'openid',
+        },
         { DPoP: client.getDPoPHandle(config, exchangeKey) },
       );
       assert.equal(exchanged.token_type, 'dpop');
@@ -307,7 +371,10 @@ for (const redis of [true, false]) {
     });
 
     test('a proof accepted by node A is refused by node B', async () => {
-      const machine = await machineWithSecret((method, path, body) => a.api(method, path, { body }).then((r) => ({ status: r.status, body: r.json })), 'replayer');
+      const machine = await machineWithSecret(
+        (method, path, body) => a.api(method, path, { body }).then((r) => ({ status: r.status, body: r.json })),
+        'replayer',
+      );
       const tokenUrl = `${a.issuer}/oauth/v2/token`;
       const used = await proof(await dpopKey(), { htm: 'POST', htu: tokenUrl });
       const first = await tokenRequest(`${a.url}/oauth/v2/token`, machine, used);

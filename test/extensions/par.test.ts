@@ -2,7 +2,18 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import type { Browser } from 'playwright-core';
-import { confidentialAppFor, landedOn, launchBrowser, needsChromium, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser } from '../support/browser.ts';
+import {
+  confidentialAppFor,
+  landedOn,
+  launchBrowser,
+  needsChromium,
+  signIn,
+  startRelyingParty,
+  startSignInWorld,
+  type RelyingParty,
+  type SignInWorld,
+  type TestUser,
+} from '../support/browser.ts';
 import { basicAuth } from '../support/code-flow.ts';
 
 // Pushed authorization requests (RFC 9126): a relying party (openid-client)
@@ -67,11 +78,21 @@ describe('in Chromium', { skip: needsChromium }, () => {
   }
 
   async function push(body: Record<string, string>, headers: Record<string, string> = {}) {
-    const res = await fetch(parUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(body) });
+    const res = await fetch(parUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(body),
+    });
     return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
   }
 
-  const request = () => ({ response_type: 'code', redirect_uri: rp.callback, scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' });
+  const request = () => ({
+    response_type: 'code',
+    redirect_uri: rp.callback,
+    scope: 'openid',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+  });
 
   test('discovery names the PAR endpoint', async () => {
     const metadata = (await discover(web.clientId, web.clientSecret)).serverMetadata();
@@ -95,7 +116,13 @@ describe('in Chromium', { skip: needsChromium }, () => {
     const tokens = await pushedCodeFlow(config);
     assert.equal(tokens.claims()?.sub, user.userId);
 
-    const plain = client.buildAuthorizationUrl(config, { redirect_uri: rp.callback, scope: 'openid', state: 'st', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' });
+    const plain = client.buildAuthorizationUrl(config, {
+      redirect_uri: rp.callback,
+      scope: 'openid',
+      state: 'st',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    });
     const res = await fetch(plain, { redirect: 'manual' });
     assert.equal(res.status, 303);
     const location = new URL(res.headers.get('location')!);
@@ -153,7 +180,11 @@ describe('in Chromium', { skip: needsChromium }, () => {
     const refused = await world.api('POST', `/management/v1/projects/${world.projectId}/apps/oidc`, { name: 'bad', requirePushedAuthorizationRequests: 'yes' });
     assert.equal(refused.status, 400);
     const deviceOnly = await world.api('POST', `/management/v1/projects/${world.projectId}/apps/oidc`, {
-      name: 'device only', appType: 'OIDC_APP_TYPE_NATIVE', authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE', grantTypes: ['OIDC_GRANT_TYPE_DEVICE_CODE'], requirePushedAuthorizationRequests: true,
+      name: 'device only',
+      appType: 'OIDC_APP_TYPE_NATIVE',
+      authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
+      grantTypes: ['OIDC_GRANT_TYPE_DEVICE_CODE'],
+      requirePushedAuthorizationRequests: true,
     });
     assert.equal(deviceOnly.status, 400);
     assert.match(JSON.stringify(deviceOnly.body), /requirePushedAuthorizationRequests/, 'no authorization requests to push');
