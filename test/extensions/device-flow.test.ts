@@ -117,11 +117,14 @@ describe('in Chromium', { skip: needsChromium }, () => {
     assert.equal(second.body.error, 'slow_down');
   });
 
-  test('cancel on the confirmation page: the device gets access_denied', async () => {
+  test('verification_uri_complete leads straight to the confirmation; cancel there: the device gets access_denied', async () => {
     const started = await client.initiateDeviceAuthorization(config, { scope: 'openid' });
+    assert.ok(started.verification_uri_complete);
     const page = await freshPage();
-    await enterCode(page, started.user_code.toLowerCase());
+    await page.goto(started.verification_uri_complete);
+    await page.waitForSelector('button[name=abort]');
     assert.equal(await page.textContent('h1'), 'Confirm the device');
+    assert.equal(await page.textContent('#confirmCode'), started.user_code);
     await page.click('button[name=abort]');
     assert.match((await page.textContent('[role=status]'))!, /cancelled/);
     await page.context().close();
