@@ -26,6 +26,8 @@ export const SHORT_LIVED_MODELS: ReadonlySet<string> = new Set([
   'ReplayDetection',
   'PushedAuthorizationRequest',
   'DeviceCode',
+  // Polls of a device code (src/engine/device-flow.ts).
+  'DevicePoll',
   'BackchannelAuthenticationRequest',
   'PreAuthorizedCode',
 ]);

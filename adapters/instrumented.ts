@@ -3,7 +3,7 @@ import { asOutage, type StoreName } from '../src/storage/outage.ts';
 
 export type Store = StoreName;
 
-const METHODS = ['upsert', 'find', 'findByUid', 'findByUserCode', 'consume', 'destroy', 'revokeByGrantId'] as const;
+const METHODS = ['upsert', 'find', 'findByUid', 'findByUserCode', 'consume', 'destroy', 'revokeByGrantId', 'claim'] as const;
 
 /**
  * One store's adapter as the engine sees it: a failed call is counted (for
@@ -14,9 +14,10 @@ const METHODS = ['upsert', 'find', 'findByUid', 'findByUserCode', 'consume', 'de
 export function guardStorage(inner: Adapter, store: Store, onError?: (store: Store) => void): Adapter {
   const proxy: Record<string, unknown> = {};
   for (const method of METHODS) {
+    if (typeof (inner as unknown as Record<string, unknown>)[method] !== 'function') continue;
     proxy[method] = async (...args: unknown[]) => {
       try {
-        return await (inner[method] as (...a: unknown[]) => Promise<unknown>).apply(inner, args);
+        return await ((inner as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!).apply(inner, args);
       } catch (err) {
         onError?.(store);
         throw asOutage(store, err);

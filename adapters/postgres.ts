@@ -40,6 +40,15 @@ const UPSERT = `
     expires_at = EXCLUDED.expires_at,
     consumed_at = NULL`;
 
+// Writes only where no live record is stored (an expired one the sweeper has
+// not deleted yet is replaced): a row comes back only for the writer.
+const CLAIM = `
+  INSERT INTO engine_records (model, id, payload, expires_at)
+  VALUES ($1, $2, $3::jsonb, now() + $4::float8 * interval '1 second')
+  ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, expires_at = EXCLUDED.expires_at, consumed_at = NULL
+    WHERE engine_records.expires_at <= now()
+  RETURNING id`;
+
 const CONSUME = 'UPDATE engine_records SET consumed_at = now() WHERE model = $1 AND id = $2';
 
 const DESTROY = 'DELETE FROM engine_records WHERE model = $1 AND id = $2';
@@ -84,6 +93,12 @@ export class PostgresAdapter implements Adapter {
       payload.userCode ?? null,
       expiresIn || null,
     ]);
+  }
+
+  /** Writes the record only if no live one is stored under `id`, atomically: true when this call wrote it (replay detection). */
+  async claim(id: string, payload: AdapterPayload, expiresIn: number): Promise<boolean> {
+    const { rows } = await this.db.query(CLAIM, [this.model, id, JSON.stringify(payload), expiresIn]);
+    return rows.length === 1;
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {

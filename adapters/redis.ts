@@ -111,6 +111,19 @@ export class RedisAdapter implements Adapter {
     return toPayload(await this.redis.hgetall(this.recordKey(id)));
   }
 
+  /**
+   * Writes the record only if none is stored under `id`, atomically: true
+   * when this call wrote it. For records that exist to be seen once
+   * (replay detection): two nodes claiming the same id cannot both win.
+   */
+  async claim(id: string, payload: AdapterPayload, expiresIn: number): Promise<boolean> {
+    const key = this.recordKey(id);
+    const results = await this.redis.multi().hsetnx(key, 'payload', JSON.stringify(payload)).expire(key, ttlSeconds(expiresIn) ?? 1).exec();
+    const [claimed, expiry] = results ?? [];
+    if (!claimed || claimed[0] || expiry?.[0]) throw claimed?.[0] ?? expiry?.[0] ?? new Error('Redis transaction was discarded');
+    return claimed[1] === 1;
+  }
+
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
     return this.findByIndex(this.uidKey(uid));
   }

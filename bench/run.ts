@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { deleteRedisPrefix, dropSchema, freePort, randomMasterKey } from '../test/support/server.ts';
 import { readResponse, type ApiResponse } from '../test/support/api.ts';
 import { signAssertions, type MachineKeyFile } from './assertions.ts';
+import { dpopProofs } from './dpop-proofs.ts';
 import { basicAuth, runCodeFlow, type CodeFlowClient, type CodeFlowUser } from '../test/support/code-flow.ts';
 import { addSearchUsersThroughApi, insertSearchUsers, usersSearchLoad } from './users-search.ts';
 import { BENCH_CORE, NODE, ROOT, SERVER_CORE, killChildrenNow, memoryOf, pinSelf, pinning, spawnChild, tempDir, type Child } from './processes.ts';
@@ -177,7 +178,7 @@ const isJwt = (value: unknown) => typeof value === 'string' && /^[\w-]+\.[\w-]+\
 
 /** One request of the load by hand, before the run: fails the scenario early with a readable reason. */
 async function preflight(base: string, load: HttpLoad, body: string | undefined, check?: (answer: ApiResponse) => string | undefined): Promise<ApiResponse> {
-  const answer = await call(`${base}${load.path}`, { method: load.method, headers: load.headers, body });
+  const answer = await call(`${base}${load.path}`, { method: load.method, headers: { ...load.headers, ...load.headersFrom?.() }, body });
   if (answer.status < 200 || answer.status > 299) throw new Error(`preflight ${load.method} ${load.path} answered ${answer.status}: ${answer.text.slice(0, 400)}`);
   if (load.verify && !load.verify(answer.text)) throw new Error(`preflight ${load.method} ${load.path}: unexpected body ${answer.text.slice(0, 400)}`);
   const problem = check?.(answer);
@@ -458,8 +459,8 @@ interface Target {
   clients: { opaque: MachineClient; jwt: MachineClient };
 }
 
-type Comparable = 'client_credentials_opaque' | 'client_credentials_jwt' | 'introspection';
-const COMPARABLE: Comparable[] = ['client_credentials_opaque', 'client_credentials_jwt', 'introspection'];
+type Comparable = 'client_credentials_opaque' | 'client_credentials_jwt' | 'client_credentials_dpop' | 'introspection';
+const COMPARABLE: Comparable[] = ['client_credentials_opaque', 'client_credentials_jwt', 'client_credentials_dpop', 'introspection'];
 
 /** One table of the scenarios both can run, each a function of its target: ours and the bare engine run the very same code. */
 const SHARED_SCENARIOS: Record<Comparable, (target: Target) => Promise<ScenarioReport>> = {
@@ -471,6 +472,14 @@ const SHARED_SCENARIOS: Record<Comparable, (target: Target) => Promise<ScenarioR
   async client_credentials_jwt({ base, pid, clients }) {
     const load = clientCredentialsLoad(clients.jwt);
     await preflight(base, load, load.body, (a) => (isJwt(a.body?.access_token) ? undefined : 'expected a JWT access token'));
+    return measureHttp(base, pid, load, settings);
+  },
+  async client_credentials_dpop({ base, pid, clients }) {
+    // Both sides check each proof (signature, htm, htu, iat) and keep its
+    // jti against replay: ours in Redis or PostgreSQL, the bare engine in memory.
+    const proofs = dpopProofs(`${base}/oauth/v2/token`);
+    const load: HttpLoad = { ...clientCredentialsLoad(clients.opaque), headersFrom: () => ({ dpop: proofs.next() }) };
+    await preflight(base, load, load.body, (a) => (a.body?.token_type === 'DPoP' ? undefined : `expected a DPoP-bound token, got token_type ${a.body?.token_type}`));
     return measureHttp(base, pid, load, settings);
   },
   async introspection({ base, pid, clients }) {
@@ -564,7 +573,9 @@ function targets(scenarios: Record<string, ScenarioResult>): string[] {
   const ratio = (name: string) => scenarios[name]?.ratio ?? undefined;
   const cc = ratio('client_credentials_opaque');
   const intro = ratio('introspection');
+  const dpop = ratio('client_credentials_dpop');
   lines.push(`client_credentials (opaque) ≥ 0.6 of bare: ${cc === undefined ? 'n/a' : cc.toFixed(2)} → ${verdict(cc === undefined ? undefined : cc >= 0.6)}`);
+  lines.push(`client_credentials with DPoP ≥ 0.8 of bare: ${dpop === undefined ? 'n/a' : dpop.toFixed(2)} → ${verdict(dpop === undefined ? undefined : dpop >= 0.8)}`);
   lines.push(`introspection ≥ 0.6 of bare: ${intro === undefined ? 'n/a' : intro.toFixed(2)} → ${verdict(intro === undefined ? undefined : intro >= 0.6)}`);
   const jwtProfile = scenarios.jwt_profile?.ours?.rps;
   lines.push(`JWT profile grant ≥ 700/s: ${jwtProfile ?? 'n/a'} → ${verdict(jwtProfile === undefined ? undefined : jwtProfile >= 700)}`);

@@ -6,7 +6,7 @@ import { cpuSecondsOf, sampleRss } from './processes.ts';
 // autocannon in this process against one server; the code flow runs a few
 // browser-less flows in parallel with fetch. Both report the same numbers.
 
-export const SCENARIOS = ['client_credentials_opaque', 'client_credentials_jwt', 'introspection', 'jwt_profile', 'refresh_token', 'userinfo', 'code_flow', 'users_search'] as const;
+export const SCENARIOS = ['client_credentials_opaque', 'client_credentials_jwt', 'client_credentials_dpop', 'introspection', 'jwt_profile', 'refresh_token', 'userinfo', 'code_flow', 'users_search'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface Measurement {
@@ -74,6 +74,8 @@ export interface HttpLoad {
   body?: string;
   /** ...or one built per request from a feeder value; undefined = nothing left, the run stops. */
   bodyFrom?: { feeder: Feeder; build(value: string): string };
+  /** Headers made anew for each request (e.g. a DPoP proof), over `headers`. */
+  headersFrom?: () => Record<string, string>;
   /** A body check per answer (failures count as errors). */
   verify?: (body: string) => boolean;
   /** Sees every answer (e.g. to put rotated refresh tokens back). */
@@ -108,6 +110,10 @@ function autocannonPass(url: string, load: HttpLoad, seconds: number, connection
     let ranDry = false;
     let instance: autocannon.Instance | undefined;
     const request: autocannon.Request = { method: load.method, path: load.path, headers: load.headers, body: load.body };
+    if (load.headersFrom && !load.bodyFrom) {
+      const fresh = load.headersFrom;
+      request.setupRequest = (raw) => ({ ...raw, headers: { ...raw.headers, ...fresh() } });
+    }
     if (load.bodyFrom) {
       const { feeder, build } = load.bodyFrom;
       request.setupRequest = (raw) => {

@@ -100,6 +100,7 @@ const GRANT_TYPES = {
   implicit: 'OIDC_GRANT_TYPE_IMPLICIT',
   refresh_token: 'OIDC_GRANT_TYPE_REFRESH_TOKEN',
   token_exchange: 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE',
+  device_code: 'OIDC_GRANT_TYPE_DEVICE_CODE',
 };
 const APP_TOKEN_TYPES = { bearer: 'OIDC_TOKEN_TYPE_BEARER', jwt: 'OIDC_TOKEN_TYPE_JWT' };
 const USER_TOKEN_TYPES = { bearer: 'ACCESS_TOKEN_TYPE_BEARER', jwt: 'ACCESS_TOKEN_TYPE_JWT' };
@@ -167,11 +168,15 @@ export const COMMANDS: Command[] = [
       type: { type: 'string', arg: '<type>', description: 'web (default), user-agent or native' },
       auth: { type: 'string', arg: '<method>', description: 'client authentication: basic (default), post, none or private-key-jwt' },
       'response-type': { type: 'string', multiple: true, arg: '<type>', description: 'code (default), id_token or id_token_token; repeatable' },
-      grant: { type: 'string', multiple: true, arg: '<grant>', description: 'authorization_code (default), implicit, refresh_token or token_exchange; repeatable' },
+      grant: { type: 'string', multiple: true, arg: '<grant>', description: 'authorization_code (default), implicit, refresh_token, token_exchange or device_code; repeatable' },
       'access-token': { type: 'string', arg: '<type>', description: 'bearer (opaque, default) or jwt' },
       'dev-mode': { type: 'boolean', description: 'allow http and localhost redirect URIs' },
       'id-token-userinfo': { type: 'boolean', description: 'put the userinfo claims into the ID token' },
       'iam-api-access': { type: 'boolean', description: "may obtain tokens for this service's admin API (IAM_OWNER, apps of the first org only)" },
+      'require-par': { type: 'boolean', description: 'accept authorization requests only through /oauth/v2/par (RFC 9126)' },
+      dpop: { type: 'boolean', description: 'issue only DPoP-bound access tokens: token requests must carry a DPoP proof (RFC 9449)' },
+      'backchannel-logout-uri': { type: 'string', arg: '<uri>', description: 'where logout tokens are POSTed (OIDC Back-Channel Logout); https unless --dev-mode' },
+      'backchannel-logout-session': { type: 'boolean', description: 'logout tokens carry the session id (sid)' },
     },
     required: ['project', 'name'],
     request(values) {
@@ -193,6 +198,11 @@ export const COMMANDS: Command[] = [
       if (values['dev-mode'] === true) body.devMode = true;
       if (values['id-token-userinfo'] === true) body.idTokenUserinfoAssertion = true;
       if (values['iam-api-access'] === true) body.iamApiAccess = true;
+      if (values['require-par'] === true) body.requirePushedAuthorizationRequests = true;
+      if (values.dpop === true) body.dpopBoundAccessTokens = true;
+      const logoutUri = str(values, 'backchannel-logout-uri');
+      if (logoutUri !== undefined) body.backChannelLogoutUri = logoutUri;
+      if (values['backchannel-logout-session'] === true) body.backChannelLogoutSessionRequired = true;
       return { method: 'POST', path: `/management/v1/projects/${id(str(values, 'project')!)}/apps/oidc`, body };
     },
     describe: (r, v) => [

@@ -37,6 +37,18 @@ const en = {
   accountLocked: 'This account is locked after too many failed sign-in attempts. Try again later, or ask your administrator to unlock it.',
   unavailableTitle: 'Temporarily unavailable',
   unavailable: 'Sign-in is temporarily unavailable. Please try again in a few seconds.',
+  deviceTitle: 'Connect a device',
+  deviceEnterCode: 'Enter the code shown on your device.',
+  userCode: 'Code',
+  userCodeHelp: 'For example BCDF-GHJK; upper or lower case, with or without the dash.',
+  deviceWrongCode: 'This code is not valid, has expired or was already used. Check the code on your device and try again.',
+  deviceAborted: 'The sign-in on the device was cancelled. You can close this window.',
+  deviceConfirm: 'Confirm the device',
+  deviceConfirmText: '{app} asks to sign you in on a device that shows this code:',
+  deviceConfirmHelp: 'Continue only if you started the sign-in on that device and the code is the same.',
+  continue: 'Continue',
+  deviceDone: 'Device connected',
+  deviceDoneText: 'You are signed in to {app} on your device. You can close this window.',
 } as const;
 
 export type Messages = Record<keyof typeof en, string>;
@@ -77,6 +89,18 @@ const de: Messages = {
   accountLocked: 'Dieses Konto ist nach zu vielen fehlgeschlagenen Anmeldeversuchen gesperrt. Versuchen Sie es später erneut oder bitten Sie Ihre Administration, es zu entsperren.',
   unavailableTitle: 'Vorübergehend nicht verfügbar',
   unavailable: 'Die Anmeldung ist vorübergehend nicht verfügbar. Bitte versuchen Sie es in einigen Sekunden erneut.',
+  deviceTitle: 'Gerät verbinden',
+  deviceEnterCode: 'Geben Sie den Code ein, den Ihr Gerät anzeigt.',
+  userCode: 'Code',
+  userCodeHelp: 'Zum Beispiel BCDF-GHJK; groß oder klein, mit oder ohne Bindestrich.',
+  deviceWrongCode: 'Dieser Code ist ungültig, abgelaufen oder wurde schon verwendet. Prüfen Sie den Code auf Ihrem Gerät und versuchen Sie es erneut.',
+  deviceAborted: 'Die Anmeldung auf dem Gerät wurde abgebrochen. Sie können dieses Fenster schließen.',
+  deviceConfirm: 'Gerät bestätigen',
+  deviceConfirmText: '{app} möchte Sie auf einem Gerät anmelden, das diesen Code zeigt:',
+  deviceConfirmHelp: 'Fahren Sie nur fort, wenn Sie die Anmeldung auf diesem Gerät begonnen haben und der Code derselbe ist.',
+  continue: 'Weiter',
+  deviceDone: 'Gerät verbunden',
+  deviceDoneText: 'Sie sind auf Ihrem Gerät bei {app} angemeldet. Sie können dieses Fenster schließen.',
 };
 
 export const CATALOGUES: Record<string, Messages> = { en, de };

@@ -13,6 +13,7 @@ import { createAdapterFactory } from '../adapters/index.ts';
 import { ClientDirectory } from '../adapters/clients.ts';
 import { sweepExpiredEngineRecords } from '../adapters/postgres.ts';
 import { buildProvider } from './engine/provider.ts';
+import { deleteExpiredUserSessions } from './storage/user-sessions.ts';
 import { accountFinder } from './engine/accounts.ts';
 import { exchangeOutcomes } from './engine/grants/token-extras.ts';
 import { EngineHolder } from './engine/engine-holder.ts';
@@ -127,6 +128,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       featureEnabled: (name: FeatureName) => features.get(name),
       onTokenIssued: (grantType: string) => metrics.tokensIssued.inc({ grant_type: grantType }),
       throttle,
+      onBackchannelLogout: (result: 'delivered' | 'failed') => metrics.backchannelLogouts.inc({ result }),
     };
     const build = (current: SigningKey[]) => buildProvider({ ...engineDeps, jwks: current.map((k) => k.privateJwk) }, log);
     const engine = new EngineHolder(build(keys));
@@ -176,7 +178,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     let sweeping: Promise<unknown> | undefined;
     const sweeper = setInterval(() => {
       // A long sweep is not overtaken by the next one.
-      sweeping ??= sweepExpiredEngineRecords(db)
+      sweeping ??= Promise.all([sweepExpiredEngineRecords(db), deleteExpiredUserSessions(db)])
         .catch((err) => log.warn({ err }, 'expired record sweep failed'))
         .finally(() => (sweeping = undefined));
     }, SWEEP_INTERVAL_MS);

@@ -1,13 +1,14 @@
 import { ACCESS_TOKEN_TYPES, APP_TYPES, AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES } from '../domain/apps.ts';
 
 const uriList = { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 2000 } };
-const enumList = (values: string[]) => ({ type: 'array', minItems: 1, maxItems: values.length, uniqueItems: true, items: { type: 'string', enum: values } });
+const enumList = (values: string[], minItems = 1) => ({ type: 'array', minItems, maxItems: values.length, uniqueItems: true, items: { type: 'string', enum: values } });
 
 const appProperties = {
   name: { type: 'string', minLength: 1, maxLength: 200 },
   redirectUris: uriList,
   postLogoutRedirectUris: uriList,
-  responseTypes: enumList(Object.keys(RESPONSE_TYPES)),
+  // Empty for an app without browser sign-in (a device app, RFC 8628).
+  responseTypes: enumList(Object.keys(RESPONSE_TYPES), 0),
   grantTypes: enumList(Object.keys(GRANT_TYPES)),
   appType: { type: 'string', enum: [...APP_TYPES] },
   authMethodType: { type: 'string', enum: Object.keys(AUTH_METHODS) },
@@ -17,6 +18,10 @@ const appProperties = {
   idTokenRoleAssertion: { type: 'boolean' },
   devMode: { type: 'boolean' },
   iamApiAccess: { type: 'boolean' },
+  requirePushedAuthorizationRequests: { type: 'boolean' },
+  dpopBoundAccessTokens: { type: 'boolean' },
+  backChannelLogoutUri: { type: 'string', maxLength: 2000 },
+  backChannelLogoutSessionRequired: { type: 'boolean' },
 };
 
 export const createAppSchema = { type: 'object', additionalProperties: false, required: ['name'], properties: appProperties };

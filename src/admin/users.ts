@@ -19,6 +19,8 @@ import {
 } from '../commands/machine-credentials.ts';
 import { removeUser } from '../commands/remove-user.ts';
 import { unlockUser } from '../commands/unlock-user.ts';
+import { endUserSessions } from '../commands/end-user-sessions.ts';
+import type { EngineHolder } from '../engine/engine-holder.ts';
 import { addUserGrant, type UserGrantInput } from '../commands/user-grants.ts';
 import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
@@ -37,10 +39,11 @@ const principal = (ctx: Context) => ctx.state.principal as Principal;
 
 /**
  * Users of the acting org (docs/api/users.md): humans and machines, a
- * machine's keys, client secret and PATs, removal, and project grants.
- * `secretKey` keys the digests of the secrets handed out here.
+ * machine's keys, client secret and PATs, removal, project grants, and
+ * ending all of a user's sessions. `secretKey` keys the digests of the
+ * secrets handed out here.
  */
-export function userRoutes(db: Database, announce: Announce, settings: OrgSettings, secretKey: Buffer): Router {
+export function userRoutes(db: Database, announce: Announce, settings: OrgSettings, secretKey: Buffer, engine: EngineHolder): Router {
   const password = passwordRule(settings.passwordPolicy, 'password');
   const parseHuman = validator<HumanInput>(humanSchema, (body) => password(body.password));
   const router = new Router({ prefix: '/management/v1/users' });
@@ -69,6 +72,10 @@ export function userRoutes(db: Database, announce: Announce, settings: OrgSettin
     const input = parseKey(ctx.request.body);
     ctx.body = await issueMachineKey(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, input);
   });
+  router.delete('/:userId/sessions', async (ctx) => {
+    ctx.body = await endUserSessions(db, engine, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+
   router.get('/:userId/keys', async (ctx) => {
     ctx.body = await listMachineKeys(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
   });

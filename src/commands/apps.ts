@@ -62,10 +62,16 @@ function assertMayChangeApiApp(actor: Principal, app: AppRow): void {
   if (app.iam_api_access && !hasInstanceRole(actor, 'IAM_OWNER')) throw new PermissionDenied('only an instance owner (IAM_OWNER) may change an app with iamApiAccess');
 }
 
+/** An app without browser sign-in (a device app, say) has no response type unless it names one. */
+function defaultResponseTypes(grants: AppSettings['grantTypes'] | undefined): AppSettings['responseTypes'] {
+  const browser = !grants || grants.includes('OIDC_GRANT_TYPE_AUTHORIZATION_CODE') || grants.includes('OIDC_GRANT_TYPE_IMPLICIT');
+  return browser ? APP_DEFAULTS.responseTypes : [];
+}
+
 export async function createOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, input: Partial<AppSettings> & { name: string }) {
   requireOrgOwner(actor, orgId);
   await projectOfOrg(deps.db, orgId, projectId);
-  const settings: AppSettings = { ...APP_DEFAULTS, ...input };
+  const settings: AppSettings = { ...APP_DEFAULTS, responseTypes: defaultResponseTypes(input.grantTypes), ...input };
   await checkApiAccess(deps.db, actor, orgId, APP_DEFAULTS.iamApiAccess, settings.iamApiAccess);
   const appId = newId();
   const clientId = newId();

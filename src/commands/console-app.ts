@@ -3,7 +3,7 @@ import { beginWrite } from '../storage/event-log.ts';
 import { findInstance } from '../storage/instance.ts';
 import { addProject } from '../storage/projects.ts';
 import { addApp, changeApp, findAppByClientId, settingsOf } from '../storage/apps.ts';
-import { appViolations, type AppSettings } from '../domain/apps.ts';
+import { APP_DEFAULTS, appViolations, type AppSettings } from '../domain/apps.ts';
 import { newId } from '../domain/ids.ts';
 
 /** The console's client id: the same on every instance, so the page needs no lookup to sign in. */
@@ -23,6 +23,7 @@ export function consoleRedirectUri(issuer: string): string {
  */
 export function consoleAppSettings(issuer: string): AppSettings {
   const settings: AppSettings = {
+    ...APP_DEFAULTS,
     name: 'Console',
     redirectUris: [consoleRedirectUri(issuer)],
     postLogoutRedirectUris: [`${issuer}${CONSOLE_PATH}/`],

@@ -6,13 +6,14 @@ export const RESPONSE_TYPES = {
   OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN: 'id_token token',
 } as const;
 
-import { TOKEN_EXCHANGE_GRANT } from './grant-types.ts';
+import { DEVICE_CODE_GRANT, TOKEN_EXCHANGE_GRANT } from './grant-types.ts';
 
 export const GRANT_TYPES = {
   OIDC_GRANT_TYPE_AUTHORIZATION_CODE: 'authorization_code',
   OIDC_GRANT_TYPE_IMPLICIT: 'implicit',
   OIDC_GRANT_TYPE_REFRESH_TOKEN: 'refresh_token',
   OIDC_GRANT_TYPE_TOKEN_EXCHANGE: TOKEN_EXCHANGE_GRANT,
+  OIDC_GRANT_TYPE_DEVICE_CODE: DEVICE_CODE_GRANT,
 } as const;
 
 export const APP_TYPES = ['OIDC_APP_TYPE_WEB', 'OIDC_APP_TYPE_USER_AGENT', 'OIDC_APP_TYPE_NATIVE'] as const;
@@ -48,6 +49,14 @@ export interface AppSettings {
   devMode: boolean;
   /** May obtain tokens for this service's admin and management API (docs/security.md). */
   iamApiAccess: boolean;
+  /** Authorization requests only through the PAR endpoint (RFC 9126 6). */
+  requirePushedAuthorizationRequests: boolean;
+  /** Every access token bound to a DPoP key: a token request without a proof is refused (RFC 9449 5). */
+  dpopBoundAccessTokens: boolean;
+  /** Where logout tokens are POSTed (OIDC Back-Channel Logout 1.0); empty: none. */
+  backChannelLogoutUri: string;
+  /** Logout tokens carry the session's `sid` (Back-Channel Logout 2.4: backchannel_logout_session_required). */
+  backChannelLogoutSessionRequired: boolean;
 }
 
 export const APP_DEFAULTS: Omit<AppSettings, 'name'> = {
@@ -63,6 +72,10 @@ export const APP_DEFAULTS: Omit<AppSettings, 'name'> = {
   idTokenRoleAssertion: false,
   devMode: false,
   iamApiAccess: false,
+  requirePushedAuthorizationRequests: false,
+  dpopBoundAccessTokens: false,
+  backChannelLogoutUri: '',
+  backChannelLogoutSessionRequired: false,
 };
 
 /** localhost and its subdomains, 127.0.0.0/8, ::1 and 0.0.0.0, with or without a trailing dot. */
@@ -98,6 +111,34 @@ function redirectUriProblem(uri: string, appType: AppType, devMode: boolean): st
   return undefined;
 }
 
+/** Literal addresses of loopback, private, link-local and shared ranges (RFC 6890), and local names. */
+function isPrivateHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  if (isLoopback(host) || host.endsWith('.local') || host.endsWith('.internal')) return true;
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.\d{1,3}\.\d{1,3}$/.exec(host);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    return a === 0 || a === 10 || a === 127 || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168);
+  }
+  // IPv6 literals: unique local (fc00::/7), link-local (fe80::/10), loopback, unspecified, IPv4-mapped.
+  return host.startsWith('[') && /^\[(f[cd]|fe[89ab]|::1?\]|::ffff:)/.test(host);
+}
+
+/**
+ * OIDC Back-Channel Logout 2.2: an absolute URI without fragment. The
+ * service POSTs to it, so only https on a public address, except in dev
+ * mode (local development: http, loopback and private addresses).
+ */
+function backChannelLogoutUriProblem(uri: string, devMode: boolean): string | undefined {
+  const url = URL.parse(uri);
+  if (!url || !/^https?:\/\/[^/?#]/i.test(uri) || !url.hostname) return 'must be an absolute http(s) URI with a host';
+  if (uri.includes('#')) return 'must not contain a fragment';
+  if (devMode) return undefined;
+  if (url.protocol !== 'https:') return 'must use https (http only with devMode)';
+  if (isPrivateHost(url.hostname)) return 'must point to a public address (loopback and private addresses only with devMode)';
+  return undefined;
+}
+
 /** Every rule of an app's settings that a schema cannot express, as field violations. */
 export function appViolations(app: AppSettings): FieldViolation[] {
   const violations: FieldViolation[] = [];
@@ -114,12 +155,15 @@ export function appViolations(app: AppSettings): FieldViolation[] {
     violations.push({ field: 'responseTypes', description: 'the AUTHORIZATION_CODE grant needs response type CODE' });
   } else if (grants.has('OIDC_GRANT_TYPE_IMPLICIT') && !implicitResponse) {
     violations.push({ field: 'responseTypes', description: 'the IMPLICIT grant needs response type ID_TOKEN or ID_TOKEN_TOKEN' });
-  } else if (grants.has('OIDC_GRANT_TYPE_REFRESH_TOKEN') && !grants.has('OIDC_GRANT_TYPE_AUTHORIZATION_CODE')) {
-    violations.push({ field: 'grantTypes', description: 'the REFRESH_TOKEN grant needs the AUTHORIZATION_CODE grant' });
+  } else if (grants.has('OIDC_GRANT_TYPE_REFRESH_TOKEN') && !grants.has('OIDC_GRANT_TYPE_AUTHORIZATION_CODE') && !grants.has('OIDC_GRANT_TYPE_DEVICE_CODE')) {
+    violations.push({ field: 'grantTypes', description: 'the REFRESH_TOKEN grant needs the AUTHORIZATION_CODE or DEVICE_CODE grant' });
   }
 
   if (app.appType !== 'OIDC_APP_TYPE_WEB' && app.authMethodType !== 'OIDC_AUTH_METHOD_TYPE_NONE') {
     violations.push({ field: 'authMethodType', description: 'user agent and native apps cannot keep a secret: use OIDC_AUTH_METHOD_TYPE_NONE' });
+  }
+  if (app.requirePushedAuthorizationRequests && !browserFlow) {
+    violations.push({ field: 'requirePushedAuthorizationRequests', description: 'needs the AUTHORIZATION_CODE or IMPLICIT grant: it governs authorization requests' });
   }
   if (browserFlow && app.redirectUris.length === 0) {
     violations.push({ field: 'redirectUris', description: 'at least one redirect URI is needed for the authorization code and implicit grants' });
@@ -131,6 +175,11 @@ export function appViolations(app: AppSettings): FieldViolation[] {
     });
   check(app.redirectUris, 'redirectUris');
   check(app.postLogoutRedirectUris, 'postLogoutRedirectUris');
+  const logoutProblem = app.backChannelLogoutUri ? backChannelLogoutUriProblem(app.backChannelLogoutUri, app.devMode) : undefined;
+  if (logoutProblem) violations.push({ field: 'backChannelLogoutUri', description: logoutProblem });
+  if (app.backChannelLogoutSessionRequired && !app.backChannelLogoutUri) {
+    violations.push({ field: 'backChannelLogoutSessionRequired', description: 'needs a backChannelLogoutUri' });
+  }
   return violations;
 }
 
@@ -183,7 +232,13 @@ export function toClientMetadata(source: ClientSource): Record<string, unknown> 
     project_id: source.projectId,
     org_id: source.orgId,
     iam_api_access: source.apiAccess,
+    require_pushed_authorization_requests: settings.requirePushedAuthorizationRequests,
+    dpop_bound_access_tokens: settings.dpopBoundAccessTokens,
   };
+  if (settings.backChannelLogoutUri) {
+    metadata.backchannel_logout_uri = settings.backChannelLogoutUri;
+    metadata.backchannel_logout_session_required = settings.backChannelLogoutSessionRequired;
+  }
   if (needsSecret(settings.authMethodType) && source.secretDigest) metadata.client_secret = source.secretDigest;
   if (settings.authMethodType === 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') metadata.jwks = { keys: source.publicKeys };
   return metadata;

@@ -10,8 +10,8 @@ import type { JwtAccessTokens } from './jwt-access-tokens.ts';
 import type { EngineRule } from './rule-dispatch.ts';
 import { invalidClient, invalidGrant, renderOAuthError } from './oauth-errors.ts';
 
-// Rules for the requests clients send to the token, introspection and
-// revocation endpoints: we read the form body first (bounded), apply the
+// Rules for the requests clients send to the token, introspection,
+// revocation, pushed authorization request and device authorization endpoints: we read the form body first (bounded), apply the
 // rules below, and hand the engine the result.
 
 type Params = querystring.ParsedUrlQuery;
@@ -183,8 +183,50 @@ function tokenLookupForm(jwt: JwtAccessTokens, accepted?: ReadonlySet<AuthMethod
   });
 }
 
-export function clientRequestRules(jwt: JwtAccessTokens): { token: EngineRule; introspection: EngineRule; revocation: EngineRule } {
-  return { token: tokenForm, introspection: tokenLookupForm(jwt, INTROSPECTION_METHODS), revocation: tokenLookupForm(jwt) };
+/**
+ * Pushed authorization requests (RFC 9126 2): the client authenticates as
+ * at the token endpoint for the code it will redeem, so the same matrix
+ * (all four methods, none with its client_id). The rules of the
+ * authorization endpoint apply to what is pushed: `openid` is required
+ * (`invalid_scope`, as JSON here: RFC 9126 2.3), and `offline_access` asks
+ * for consent on the caller's behalf as `offlineAccessAsksConsent` does.
+ * A pushed request must not itself carry a request_uri (RFC 9126 2.1): the
+ * engine calls that request_uri_not_supported, RFC 9126 2.3 an
+ * invalid_request.
+ */
+const pushedAuthorizationForm = formRule((_ctx, params, method) => {
+  requireAuthentication(params, method);
+  if (params.request_uri !== undefined) throw new errors.InvalidRequest('request_uri must not be used at the pushed authorization request endpoint');
+  const scope = typeof params.scope === 'string' ? params.scope.split(' ') : [];
+  if (typeof params.scope === 'string' && !scope.includes('openid')) throw new errors.InvalidScope('openid scope must be requested', 'openid');
+  const prompt = typeof params.prompt === 'string' ? params.prompt.split(' ').filter(Boolean) : [];
+  if (!scope.includes('offline_access') || prompt.includes('none') || prompt.includes('consent')) return false;
+  params.prompt = [...prompt, 'consent'].join(' ');
+  return true;
+});
+
+/** Device authorization (RFC 8628 3.1): the client authenticates as it will at the token endpoint. */
+const deviceAuthorizationForm = formRule((_ctx, params, method) => {
+  requireAuthentication(params, method);
+  return false;
+});
+
+export interface ClientRequestRules {
+  token: EngineRule;
+  introspection: EngineRule;
+  revocation: EngineRule;
+  pushedAuthorization: EngineRule;
+  deviceAuthorization: EngineRule;
+}
+
+export function clientRequestRules(jwt: JwtAccessTokens): ClientRequestRules {
+  return {
+    token: tokenForm,
+    introspection: tokenLookupForm(jwt, INTROSPECTION_METHODS),
+    revocation: tokenLookupForm(jwt),
+    pushedAuthorization: pushedAuthorizationForm,
+    deviceAuthorization: deviceAuthorizationForm,
+  };
 }
 
 /**
@@ -199,3 +241,16 @@ export const tokenErrorNames: EngineRule = async (ctx, next) => {
     ctx.body = { ...body, error: 'unauthorized_client' };
   }
 };
+
+/**
+ * A replayed DPoP proof is `invalid_dpop_proof` (RFC 9449 5, 11.1); the
+ * engine throws invalid_grant and shows only a generic description, so the
+ * error is renamed where it is reported (the `grant.error` event, after the
+ * engine rendered it).
+ */
+export function renameDpopReplay(ctx: KoaContextWithOIDC, err: { error_detail?: string }): void {
+  const body = ctx.body as { error?: string } | undefined;
+  if (body?.error === 'invalid_grant' && err.error_detail === 'DPoP proof JWT Replay detected') {
+    ctx.body = { error: 'invalid_dpop_proof', error_description: 'DPoP proof JWT replay detected' };
+  }
+}

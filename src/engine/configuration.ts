@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { Adapter, ClientAuthMethod, Configuration, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 import type { JWK } from 'jose';
 import type { ConfigResult } from '../../config/load.ts';
@@ -12,6 +13,10 @@ import type { FeatureName } from '../storage/features.ts';
 import type { Database } from '../storage/database.ts';
 import type { AuthThrottle } from '../security/auth-throttle.ts';
 import { tokenExtraClaims, type ExchangeOutcomes } from './grants/token-extras.ts';
+import { DEVICE_CODE_LIFETIME } from './device-flow.ts';
+import type { DeliveryResult } from './backchannel-logout.ts';
+import { devModeLogoutUris } from '../storage/apps.ts';
+import { successSource, userCodeConfirmSource, userCodeInputSource } from '../../interactions/device-pages.ts';
 
 import { INTERACTION_PATH, ROUTES } from './routes.ts';
 import { StoreUnavailable } from '../storage/outage.ts';
@@ -23,6 +28,17 @@ export const UI_LOCALES = ['en', 'de'];
 
 export const CLIENT_AUTH_METHODS: ClientAuthMethod[] = ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'];
 export const INTROSPECTION_AUTH_METHODS: ClientAuthMethod[] = ['client_secret_basic', 'private_key_jwt'];
+/** Algorithms of DPoP proofs (RFC 9449 5.1): ES256, Ed25519 (also as EdDSA) and RS256. */
+export const DPOP_SIGNING_ALGS = ['ES256', 'Ed25519', 'EdDSA', 'RS256'] as const;
+
+/**
+ * The key of the DPoP nonces the server hands out (RFC 9449 8): every node
+ * derives the same one from the secret digest key, so a nonce from one node
+ * is good on all of them.
+ */
+function dpopNonceSecret(secretKey: Buffer): Buffer {
+  return createHmac('sha256', secretKey).update('dpop-nonce').digest();
+}
 
 
 export interface EngineDependencies {
@@ -44,6 +60,8 @@ export interface EngineDependencies {
   throttle: AuthThrottle;
   /** Told the grant type of every access token issued (for /metrics). */
   onTokenIssued?: (grantType: string) => void;
+  /** Told how each back-channel logout delivery ended (for /metrics). */
+  onBackchannelLogout?: (result: DeliveryResult) => void;
 }
 
 function lifetimes(config: ConfigResult): NonNullable<Configuration['ttl']> {
@@ -55,10 +73,26 @@ function lifetimes(config: ConfigResult): NonNullable<Configuration['ttl']> {
     Interaction: config.interactionLifetime,
     Session: config.sessionIdleLifetime,
     Grant: config.refreshTokenAbsoluteLifetime,
+    DeviceCode: DEVICE_CODE_LIFETIME,
     // Idle lifetime, capped by what is left of the absolute lifetime
     // counted from the first token of the rotation chain.
     RefreshToken: (_ctx, token) =>
       Math.max(1, Math.min(config.refreshTokenIdleLifetime, config.refreshTokenAbsoluteLifetime - token.totalLifetime())),
+  };
+}
+
+/**
+ * The engine's outgoing requests (back-channel logout) refuse loopback and
+ * private addresses (its SSRF guard, lib/helpers/fetch_request.js). The
+ * logout URI of an app in dev mode may be one (local development), so for
+ * exactly those URIs the guard is left out; every other request keeps it.
+ */
+function outgoingFetch(db: Database): NonNullable<Configuration['fetch']> {
+  return async (url, options) => {
+    const target = String(url);
+    const devMode = (await devModeLogoutUris(db)).some((uri) => URL.parse(uri)?.href === target);
+    if (devMode) delete (options as { dispatcher?: unknown }).dispatcher;
+    return fetch(url, options);
   };
 }
 
@@ -88,11 +122,13 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     // OIDC Core 3.1.2.1: redirect_uri is required, even with a single registered one.
     allowOmittingSingleRegisteredRedirectUri: false,
     clientBasedCORS: clientBasedCORS as Configuration['clientBasedCORS'],
+    fetch: outgoingFetch(deps.db),
     extraClientMetadata: { properties: [...EXTRA_CLIENT_METADATA] },
     enabledJWA: {
       idTokenSigningAlgValues: ['RS256'],
       userinfoSigningAlgValues: ['RS256'],
       clientAuthSigningAlgValues: ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'],
+      dPoPSigningAlgValues: [...DPOP_SIGNING_ALGS],
     },
     ttl: lifetimes(config),
     interactions: {
@@ -109,8 +145,13 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     conformIdTokenClaims: false,
     features: {
       devInteractions: { enabled: false },
-      pushedAuthorizationRequests: { enabled: false },
-      dPoP: { enabled: false },
+      // RFC 9126; an app may require it (require_pushed_authorization_requests).
+      pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: false, allowUnregisteredRedirectUris: false },
+      // RFC 9449: proofs are optional unless the app has dpop_bound_access_tokens;
+      // a proof whose iat is off by more than a minute is answered with a
+      // nonce to use instead (use_dpop_nonce). Seen proofs are kept in the
+      // ReplayDetection store, shared by all nodes.
+      dPoP: { enabled: true, nonceSecret: dpopNonceSecret(deps.secretKey), requireNonce: () => false, allowReplay: false },
       resourceIndicators: { enabled: false },
       registration: { enabled: false },
       claimsParameter: { enabled: false },
@@ -122,6 +163,19 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
       // Machine users with a client secret (docs/api/users.md); client-request-rules.ts
       // admits only client_secret_basic and client_secret_post for it.
       clientCredentials: { enabled: true },
+      // RFC 8628: codes like BCDF-GHJK (20 consonants: no words, no look-alikes),
+      // typed in any case, with or without the dash, on our pages.
+      deviceFlow: {
+        enabled: true,
+        charset: 'base-20',
+        mask: '****-****',
+        userCodeInputSource: userCodeInputSource as never,
+        userCodeConfirmSource: userCodeConfirmSource as never,
+        successSource: successSource as never,
+      },
+      // OIDC Back-Channel Logout 1.0, for apps with a backchannel_logout_uri;
+      // deliveries run in the background (engine-overrides.ts).
+      backchannelLogout: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: async (ctx, form) => {

@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import Provider, { errors } from 'oidc-provider';
 import type { Queryable } from '../storage/database.ts';
 import { digestsEqual, secretDigest } from '../security/secrets.ts';
 import { looksLikeJwt, type JwtAccessTokens, type JwtTokenRecord } from './jwt-access-tokens.ts';
 import { boundKeyStillActive, type KeyBoundToken } from './key-bound-tokens.ts';
+import type { LogoutDeliveries } from './backchannel-logout.ts';
 
 /**
  * Every change this service makes to the engine's own classes, in the one
@@ -15,6 +17,8 @@ import { boundKeyStillActive, type KeyBoundToken } from './key-bound-tokens.ts';
 
 interface ClientClass {
   prototype: {
+    clientId: string;
+    backchannelLogout(sub: string, sid: string): Promise<void>;
     clientSecret?: string;
     compareClientSecret(actual: string): boolean;
     responseTypeAllowed(type: string): boolean;
@@ -22,6 +26,11 @@ interface ClientClass {
   Schema: { prototype: { dev_mode?: boolean; invalidate(message: string, code?: string): void } };
   find(id: string): Promise<unknown>;
   adapter: { find(id: string): Promise<object | undefined> };
+}
+
+interface ReplayDetectionClass {
+  unique(iss: string, jti: string, exp: number): Promise<boolean>;
+  adapter: { claim?(id: string, payload: object, expiresIn: number): Promise<boolean> };
 }
 
 interface TokenClass {
@@ -45,6 +54,8 @@ export const PATCHED_MEMBERS = [
   'ClientCredentials.prototype.getValueAndPayload',
   'AccessToken.find',
   'ClientCredentials.find',
+  'Client.prototype.backchannelLogout',
+  'ReplayDetection.unique',
 ] as const;
 
 /** The member a PATCHED_MEMBERS entry names on a provider, or undefined when the engine has none. */
@@ -62,6 +73,7 @@ export interface OverrideDeps {
   secretKey: Buffer;
   jwt: JwtAccessTokens;
   db: Queryable;
+  logouts: LogoutDeliveries;
 }
 
 export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
@@ -149,5 +161,32 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
   AccessToken.find = async (value, options) => {
     const token = (await findAccessToken(value, options)) as KeyBoundToken | undefined;
     return token && (await boundKeyStillActive(deps.db, token)) ? token : undefined;
+  };
+
+  // 10. Back-channel logout: the engine awaits every app's answer (up to its
+  //     2.5 s timeout each) before the user's logout goes on, and tries
+  //     once. Deliveries go to the background instead, with retries, their
+  //     failures logged and counted (backchannel-logout.ts). The engine's
+  //     backchannel.success event therefore only means "sent off".
+  const backchannelLogout = Client.prototype.backchannelLogout;
+  Client.prototype.backchannelLogout = function sendInBackground(sub: string, sid: string) {
+    deps.logouts.send(() => backchannelLogout.call(this, sub, sid), this.clientId);
+    return Promise.resolve();
+  };
+
+  // 11. Replay detection (DPoP proofs, client assertions, JWT profile
+  //     assertions): the engine looks the id up and then saves it, so two
+  //     nodes given the same proof at once could both accept it. Our stores
+  //     claim the id in one atomic step instead (adapters: Redis HSETNX,
+  //     PostgreSQL INSERT … ON CONFLICT), which is also one round trip
+  //     instead of two. Same id as the engine's (models/replay_detection.js).
+  const ReplayDetection = provider.ReplayDetection as unknown as ReplayDetectionClass;
+  const unique = ReplayDetection.unique.bind(ReplayDetection);
+  ReplayDetection.unique = async (iss, jti, exp) => {
+    const { adapter } = ReplayDetection;
+    if (!adapter.claim) return unique(iss, jti, exp);
+    const id = createHash('sha256').update(`${iss}${jti}`).digest('base64url');
+    const now = Math.floor(Date.now() / 1000);
+    return adapter.claim(id, { jti: id, iss, kind: 'ReplayDetection', iat: now, exp }, Math.max(1, exp - now));
   };
 }

@@ -20,6 +20,8 @@ export interface JwtTokenRecord {
   clientId: string;
   accountId?: string;
   scope?: string;
+  /** The thumbprint of the DPoP key the token is bound to. */
+  jkt?: string;
   extra?: Record<string, unknown>;
   client?: { project_id?: string; machine_user_id?: string };
 }
@@ -43,6 +45,8 @@ export function jwtAccessTokens(issuer: string, signingKeys: JWK[]): JwtAccessTo
         client_id: token.clientId,
         ...(token.scope ? { scope: token.scope } : {}),
         ...(token.extra?.act ? { act: token.extra.act } : {}),
+        // RFC 9449 6.1: the key a resource server must see the proof signed with.
+        ...(token.jkt ? { cnf: { jkt: token.jkt } } : {}),
       })
         .setProtectedHeader({ alg: 'RS256', kid: current.kid!, typ: 'at+jwt' })
         .setIssuer(issuer)

@@ -4,11 +4,14 @@ import { requestIdOf } from '../http/request-context.ts';
 import { engineConfiguration, type EngineDependencies } from './configuration.ts';
 import { jwtAccessTokens } from './jwt-access-tokens.ts';
 import { overrideEngine } from './engine-overrides.ts';
-import { clientRequestRules, tokenErrorNames } from './client-request-rules.ts';
+import { clientRequestRules, renameDpopReplay, tokenErrorNames } from './client-request-rules.ts';
 import { bearerChallenge, openidScopeRequired } from './authorization-rules.ts';
 import { introspectionDetails } from './token-policies.ts';
 import { registerGrants, tokenExchangeInDiscoveryWhileOn } from './grants/index.ts';
 import { rulesByEndpoint, type EngineRule } from './rule-dispatch.ts';
+import { logoutDeliveries } from './backchannel-logout.ts';
+import { forgetSession, recordUserSession } from '../storage/user-sessions.ts';
+import { DEVICE_POLL_MODEL, deviceGrantNotAllowed, devicePollInterval, freshUserCodeForm, pacedDevicePolling } from './device-flow.ts';
 import { hardenEnginePages } from './pages.ts';
 import { forgetSignedOutAccount, offlineAccessAsksConsent, rememberSignedInAccount, revokeAccessTokensAtLogout, switchToHintedSession } from './sign-in-policy.ts';
 import { throttleClientAuthentication } from './throttle-rule.ts';
@@ -45,7 +48,7 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   // reaches the engine (src/app.ts), so they are always trustworthy here.
   provider.proxy = true;
   const jwtTokens = jwtAccessTokens(deps.config.issuer, deps.jwks);
-  overrideEngine(provider, { secretKey: deps.secretKey, jwt: jwtTokens, db: deps.db });
+  overrideEngine(provider, { secretKey: deps.secretKey, jwt: jwtTokens, db: deps.db, logouts: logoutDeliveries(log, deps.onBackchannelLogout) });
   registerGrants(provider, deps);
 
   // Same attributes as the engine's own session cookie (cookies.long).
@@ -61,9 +64,13 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
       jwks: [jwksCacheControl(deps.config.jwksMaxAge)],
       authorization: [hardenEnginePages, openidScopeRequired, switchSession, offlineAccessAsksConsent, rememberAccount],
       resume: [hardenEnginePages, rememberAccount],
-      token: [throttled, clientRequests.token, tokenErrorNames],
+      token: [throttled, clientRequests.token, tokenErrorNames, pacedDevicePolling(deps.adapter(DEVICE_POLL_MODEL))],
       introspection: [throttled, clientRequests.introspection, introspectionDetails(deps.lookupUser, deps.findAccount)],
       revocation: [throttled, clientRequests.revocation],
+      pushed_authorization_request: [throttled, clientRequests.pushedAuthorization],
+      device_authorization: [throttled, clientRequests.deviceAuthorization, deviceGrantNotAllowed, devicePollInterval],
+      code_verification: [hardenEnginePages, freshUserCodeForm],
+      device_resume: [hardenEnginePages],
       userinfo: [bearerChallenge],
       end_session: [hardenEnginePages, switchSession],
       end_session_confirm: [hardenEnginePages, forgetSignedOutAccount(sessionCookie), revokeAccessTokensAtLogout],
@@ -75,6 +82,19 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   const issued = (token: { gty?: string }) => deps.onTokenIssued?.(token.gty?.split(' ').pop() ?? 'unknown');
   provider.on('access_token.saved', issued);
   provider.on('client_credentials.saved', () => deps.onTokenIssued?.('client_credentials'));
+
+  provider.on('grant.error', renameDpopReplay as never);
+
+  // Every signed-in session by its user, so all of a user's sessions can be
+  // ended at once (commands/end-user-sessions.ts).
+  const sessionIndexFailed = (err: unknown) => log.warn({ err }, 'could not update the sessions of a user');
+  provider.on('session.saved', (session: { jti: string; accountId?: string; exp?: number }) => {
+    if (!session.accountId || !session.exp) return;
+    recordUserSession(deps.db, { accountId: session.accountId, sessionId: session.jti, expiresAt: new Date(session.exp * 1000) }).catch(sessionIndexFailed);
+  });
+  provider.on('session.destroyed', (session: { jti: string }) => {
+    forgetSession(deps.db, session.jti).catch(sessionIndexFailed);
+  });
 
   provider.on('server_error', (ctx, err) => {
     log.error({ err, requestId: requestIdOf(ctx.req), route: ctx.oidc?.route }, 'engine server_error');

@@ -7,6 +7,12 @@ export const ROUTES = {
   jwks: '/oauth/v2/keys',
   userinfo: '/oidc/v1/userinfo',
   end_session: '/oidc/v1/end_session',
+  pushed_authorization_request: '/oauth/v2/par',
+  device_authorization: '/oauth/v2/device_authorization',
+  // RFC 8628 3.3: the page where the user types the device's code; the
+  // engine serves it (and resumes at /ui/login/device/:uid) with our pages
+  // (interactions/device-pages.ts).
+  code_verification: '/ui/login/device',
 } as const;
 
 /** OpenID Connect discovery, which the engine serves at its well-known path. */

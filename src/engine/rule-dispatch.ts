@@ -6,17 +6,20 @@ export type EngineRule = (ctx: KoaContextWithOIDC, next: () => Promise<void>) =>
 /**
  * Where our rules hook into the engine: its endpoints, discovery, and the
  * sub-paths it answers itself — resuming an authorization at
- * /authorize/:uid, confirming and finishing a logout.
+ * /authorize/:uid or a device sign-in at /ui/login/device/:uid, confirming
+ * and finishing a logout.
  */
-export type RulePoint = keyof typeof ROUTES | 'discovery' | 'resume' | 'end_session_confirm' | 'end_session_success';
+export type RulePoint = keyof typeof ROUTES | 'discovery' | 'resume' | 'device_resume' | 'end_session_confirm' | 'end_session_success';
 
-const EXACT_PATHS: Record<Exclude<RulePoint, 'resume'>, string> = {
+type ResumePoint = 'resume' | 'device_resume';
+const EXACT_PATHS: Record<Exclude<RulePoint, ResumePoint>, string> = {
   ...ROUTES,
   discovery: DISCOVERY_PATH,
   end_session_confirm: `${ROUTES.end_session}/confirm`,
   end_session_success: `${ROUTES.end_session}/success`,
 };
-const RESUME_PREFIX = `${ROUTES.authorization}/`;
+/** The points whose path is a prefix and a uid. */
+const RESUME_PREFIXES: Record<ResumePoint, string> = { resume: `${ROUTES.authorization}/`, device_resume: `${ROUTES.code_verification}/` };
 
 /** The rules as one middleware, run in the order given. */
 function chain(rules: EngineRule[]): EngineRule {
@@ -32,13 +35,13 @@ function chain(rules: EngineRule[]): EngineRule {
  */
 export function rulesByEndpoint(rules: Partial<Record<RulePoint, EngineRule[]>>): EngineRule {
   const byPath = new Map<string, EngineRule>();
-  let resume: EngineRule | undefined;
+  const byPrefix: Array<[string, EngineRule]> = [];
   for (const [point, list] of Object.entries(rules) as [RulePoint, EngineRule[]][]) {
-    if (point === 'resume') resume = chain(list);
+    if (point === 'resume' || point === 'device_resume') byPrefix.push([RESUME_PREFIXES[point], chain(list)]);
     else byPath.set(EXACT_PATHS[point], chain(list));
   }
   return (ctx, next) => {
-    const rule = byPath.get(ctx.path) ?? (resume && ctx.path.startsWith(RESUME_PREFIX) ? resume : undefined);
+    const rule = byPath.get(ctx.path) ?? byPrefix.find(([prefix]) => ctx.path.startsWith(prefix))?.[1];
     return rule ? rule(ctx, next) : next();
   };
 }

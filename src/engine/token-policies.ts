@@ -21,6 +21,8 @@ export interface TokenLike {
   scope?: string;
   scopes: Set<string>;
   iat?: number;
+  /** The thumbprint of the DPoP key the token is bound to (RFC 9449 6). */
+  jkt?: string;
   extra?: { aud?: string[] };
   destroy(): Promise<void>;
 }
@@ -110,7 +112,8 @@ export function introspectionDetails(lookup: UserLookup, findAccount: FindAccoun
     const extra: Record<string, unknown> = {
       jti: token.jti,
       aud: await audienceOf(provider, token),
-      token_type: 'Bearer',
+      // RFC 9449 6.2: a bound token is of type DPoP; the engine's `cnf.jkt` stays.
+      token_type: token.jkt ? 'DPoP' : 'Bearer',
       ...(token.iat ? { nbf: token.iat } : {}),
     };
     if (subject) {

@@ -18,8 +18,8 @@ const EXACT = new Set<string>([
   `${ROUTES.end_session}/success`,
 ]);
 
-/** The engine resumes an authorization at /authorize/:uid; uids are nanoids. */
-const RESUME = new RegExp(`^${ROUTES.authorization}/[A-Za-z0-9_-]{1,64}$`);
+/** The engine resumes an authorization at /authorize/:uid, a device sign-in at /ui/login/device/:uid; uids are nanoids. */
+const RESUME = new RegExp(`^(${ROUTES.authorization}|${ROUTES.code_verification})/[A-Za-z0-9_-]{1,64}$`);
 
 /** Where the engine's routes live; a path whose canonical form starts here is the engine's. */
 const ENGINE_SPACES = ['/oauth', '/oidc', '/.well-known'];
@@ -41,6 +41,9 @@ const METHODS = new Map<string, readonly string[]>([
   [`${ROUTES.end_session}/confirm`, ['POST']],
   [`${ROUTES.end_session}/success`, GET],
   [DISCOVERY_PATH, [...GET, 'OPTIONS']],
+  [ROUTES.pushed_authorization_request, ['POST', 'OPTIONS']],
+  [ROUTES.device_authorization, ['POST', 'OPTIONS']],
+  [ROUTES.code_verification, [...GET, 'POST']],
 ]);
 
 /** The methods an engine path takes, when the method of a request is not one of them. */
@@ -73,8 +76,15 @@ export function canonicalPath(path: string): string {
   return `/${segments.join('/')}`;
 }
 
+/**
+ * The engine's device user-code page sits among our login pages: its other
+ * spellings, and what lies under it, are the engine's too. A login page's
+ * uid that merely begins with "device" goes on with more uid characters.
+ */
+const DEVICE_SPACE = new RegExp(`^${ROUTES.code_verification}(?![a-z0-9_-])`);
+
 function inEngineSpace(canonical: string): boolean {
-  return ENGINE_SPACES.some((space) => canonical === space || canonical.startsWith(`${space}/`));
+  return ENGINE_SPACES.some((space) => canonical === space || canonical.startsWith(`${space}/`)) || DEVICE_SPACE.test(canonical);
 }
 
 /**

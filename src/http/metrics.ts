@@ -11,6 +11,7 @@ export interface Metrics {
   tokensIssued: Counter<'grant_type'>;
   logins: Counter<'result'>;
   storageErrors: Counter<'store'>;
+  backchannelLogouts: Counter<'result'>;
 }
 
 const KNOWN_PATHS = new Set<string>([
@@ -45,6 +46,12 @@ export function createMetrics(currentKeyActivatedAt: () => Date | undefined): Me
     tokensIssued: new Counter({ name: 'portcullis_tokens_issued_total', help: 'Access tokens issued, by grant type', labelNames: ['grant_type'], registers: [registry] }),
     logins: new Counter({ name: 'portcullis_logins_total', help: 'Password logins at the login UI, by result', labelNames: ['result'], registers: [registry] }),
     storageErrors: new Counter({ name: 'portcullis_storage_errors_total', help: 'Failed storage operations of the engine, by store', labelNames: ['store'], registers: [registry] }),
+    backchannelLogouts: new Counter({
+      name: 'portcullis_backchannel_logouts_total',
+      help: 'Back-channel logout token deliveries, by result (failed: no 200/204 after three attempts)',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
   };
   new Gauge({
     name: 'portcullis_signing_key_age_seconds',

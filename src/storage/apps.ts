@@ -20,6 +20,10 @@ export interface AppRow {
   id_token_role_assertion: boolean;
   dev_mode: boolean;
   iam_api_access: boolean;
+  require_par: boolean;
+  dpop_bound: boolean;
+  backchannel_logout_uri: string | null;
+  backchannel_logout_session_required: boolean;
   secret_digest: Uint8Array | null;
   sequence: string;
   creation_date: Date;
@@ -41,6 +45,10 @@ export function settingsOf(row: AppRow): AppSettings {
     idTokenRoleAssertion: row.id_token_role_assertion,
     devMode: row.dev_mode,
     iamApiAccess: row.iam_api_access,
+    requirePushedAuthorizationRequests: row.require_par,
+    dpopBoundAccessTokens: row.dpop_bound,
+    backChannelLogoutUri: row.backchannel_logout_uri ?? '',
+    backChannelLogoutSessionRequired: row.backchannel_logout_session_required,
   };
 }
 
@@ -49,18 +57,38 @@ function settingsPayload(settings: AppSettings): Record<string, unknown> {
   return { ...settings };
 }
 
-const SETTINGS_PARAMS = (s: AppSettings) => [
-  s.name, s.redirectUris, s.postLogoutRedirectUris, s.responseTypes, s.grantTypes, s.appType, s.authMethodType,
-  s.accessTokenType, s.idTokenUserinfoAssertion, s.accessTokenRoleAssertion, s.idTokenRoleAssertion, s.devMode, s.iamApiAccess,
+/** Each setting's column and value, in one order for every statement. */
+const SETTINGS_COLUMNS: [column: string, value: (s: AppSettings) => unknown][] = [
+  ['name', (s) => s.name],
+  ['redirect_uris', (s) => s.redirectUris],
+  ['post_logout_redirect_uris', (s) => s.postLogoutRedirectUris],
+  ['response_types', (s) => s.responseTypes],
+  ['grant_types', (s) => s.grantTypes],
+  ['app_type', (s) => s.appType],
+  ['auth_method', (s) => s.authMethodType],
+  ['access_token_type', (s) => s.accessTokenType],
+  ['id_token_userinfo_assertion', (s) => s.idTokenUserinfoAssertion],
+  ['access_token_role_assertion', (s) => s.accessTokenRoleAssertion],
+  ['id_token_role_assertion', (s) => s.idTokenRoleAssertion],
+  ['dev_mode', (s) => s.devMode],
+  ['iam_api_access', (s) => s.iamApiAccess],
+  ['require_par', (s) => s.requirePushedAuthorizationRequests],
+  ['dpop_bound', (s) => s.dpopBoundAccessTokens],
+  ['backchannel_logout_uri', (s) => s.backChannelLogoutUri || null],
+  ['backchannel_logout_session_required', (s) => s.backChannelLogoutSessionRequired],
 ];
+const SETTINGS_PARAMS = (s: AppSettings) => SETTINGS_COLUMNS.map(([, value]) => value(s));
+const SETTINGS_COUNT = SETTINGS_COLUMNS.length;
+/** `$1, $2, …` for the settings, then `$n` for what follows them. */
+const param = (i: number) => `$${SETTINGS_COUNT + i}`;
 
 export async function addApp(write: Write, app: { id: string; projectId: string; orgId: string; clientId: string; settings: AppSettings; secretDigest: Buffer | null }): Promise<void> {
   const sequence = await write.append({ aggregateType: 'project', aggregateId: app.projectId, type: 'project.application.added', resourceOwner: app.orgId, payload: { appId: app.id, clientId: app.clientId, ...settingsPayload(app.settings) } });
+  const settings = SETTINGS_COLUMNS.map(([column]) => column).join(', ');
+  const values = SETTINGS_COLUMNS.map((_, i) => `$${i + 1}`).join(', ');
   await write.tx.query(
-    `INSERT INTO apps (name, redirect_uris, post_logout_redirect_uris, response_types, grant_types, app_type, auth_method,
-                       access_token_type, id_token_userinfo_assertion, access_token_role_assertion, id_token_role_assertion, dev_mode, iam_api_access,
-                       id, project_id, org_id, client_id, secret_digest, sequence, creation_date, change_date)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20)`,
+    `INSERT INTO apps (${settings}, id, project_id, org_id, client_id, secret_digest, sequence, creation_date, change_date)
+     VALUES (${values}, ${param(1)}, ${param(2)}, ${param(3)}, ${param(4)}, ${param(5)}, ${param(6)}, ${param(7)}, ${param(7)})`,
     [...SETTINGS_PARAMS(app.settings), app.id, app.projectId, app.orgId, app.clientId, app.secretDigest, sequence, write.at],
   );
 }
@@ -68,12 +96,11 @@ export async function addApp(write: Write, app: { id: string; projectId: string;
 /** Replaces an app's settings; `secretDigest` undefined keeps the current secret. */
 export async function changeApp(write: Write, app: { id: string; projectId: string; orgId: string; settings: AppSettings; secretDigest?: Buffer | null }): Promise<void> {
   const sequence = await write.append({ aggregateType: 'project', aggregateId: app.projectId, type: 'project.application.changed', resourceOwner: app.orgId, payload: { appId: app.id, ...settingsPayload(app.settings), secretChanged: app.secretDigest !== undefined } });
+  const assignments = SETTINGS_COLUMNS.map(([column], i) => `${column} = $${i + 1}`).join(', ');
   await write.tx.query(
-    `UPDATE apps SET name = $1, redirect_uris = $2, post_logout_redirect_uris = $3, response_types = $4, grant_types = $5, app_type = $6,
-                     auth_method = $7, access_token_type = $8, id_token_userinfo_assertion = $9, access_token_role_assertion = $10,
-                     id_token_role_assertion = $11, dev_mode = $12, iam_api_access = $13, sequence = $15, change_date = $16,
-                     secret_digest = CASE WHEN $17 THEN $18::bytea ELSE secret_digest END
-      WHERE id = $14`,
+    `UPDATE apps SET ${assignments}, sequence = ${param(2)}, change_date = ${param(3)},
+                     secret_digest = CASE WHEN ${param(4)} THEN ${param(5)}::bytea ELSE secret_digest END
+      WHERE id = ${param(1)}`,
     [...SETTINGS_PARAMS(app.settings), app.id, sequence, write.at, app.secretDigest !== undefined, app.secretDigest ?? null],
   );
 }
@@ -85,7 +112,7 @@ export async function removeApp(write: Write, app: { id: string; projectId: stri
 
 const APP_COLUMNS = `id, project_id, org_id, client_id, name, redirect_uris, post_logout_redirect_uris, response_types, grant_types, app_type,
   auth_method, access_token_type, id_token_userinfo_assertion, access_token_role_assertion, id_token_role_assertion, dev_mode,
-  iam_api_access, secret_digest, sequence::text AS sequence, creation_date, change_date`;
+  iam_api_access, require_par, dpop_bound, backchannel_logout_uri, backchannel_logout_session_required, secret_digest, sequence::text AS sequence, creation_date, change_date`;
 
 export async function findApp(db: Queryable, id: string): Promise<AppRow | undefined> {
   const { rows } = await db.query<AppRow>(`SELECT ${APP_COLUMNS} FROM apps WHERE id = $1`, [id]);
@@ -114,4 +141,10 @@ export async function addAppKey(write: Write, key: { id: string; appId: string; 
 export async function activeAppKeys(db: Queryable, appId: string): Promise<object[]> {
   const { rows } = await db.query<{ public_jwk: object }>('SELECT public_jwk FROM app_keys WHERE app_id = $1 AND (expires_at IS NULL OR expires_at > now()) ORDER BY created_at', [appId]);
   return rows.map((row) => row.public_jwk);
+}
+
+/** The back-channel logout URIs of apps in dev mode: the only ones that may be delivered to on loopback and private addresses. */
+export async function devModeLogoutUris(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ uri: string }>('SELECT backchannel_logout_uri AS uri FROM apps WHERE dev_mode AND backchannel_logout_uri IS NOT NULL');
+  return rows.map((row) => row.uri);
 }

@@ -106,6 +106,15 @@ function adapterContract(name: string, openBackend: () => Promise<Backend>, skip
       assert.deepEqual(await adapter('AccessToken').find(id), replacement);
     });
 
+    it('claims an id once: of many claims at the same moment exactly one wins, and a later one loses (replay detection)', async () => {
+      const claimer = adapter('ReplayDetection') as unknown as { claim(id: string, payload: AdapterPayload, expiresIn: number): Promise<boolean> };
+      const id = newId();
+      const results = await Promise.all(Array.from({ length: 8 }, () => claimer.claim(id, record('ReplayDetection', id, { iss: 'client' }), TTL)));
+      assert.equal(results.filter(Boolean).length, 1);
+      assert.equal(await claimer.claim(id, record('ReplayDetection', id, { iss: 'client' }), TTL), false);
+      assert.equal((await adapter('ReplayDetection').find(id))?.iss, 'client');
+    });
+
     it('returns undefined for an unknown id', async () => {
       assert.equal(await adapter('AccessToken').find(newId()), undefined);
     });

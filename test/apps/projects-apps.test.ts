@@ -188,6 +188,10 @@ describe('OIDC apps', () => {
       idTokenRoleAssertion: false,
       devMode: false,
       iamApiAccess: false,
+      requirePushedAuthorizationRequests: false,
+      dpopBoundAccessTokens: false,
+      backChannelLogoutUri: '',
+      backChannelLogoutSessionRequired: false,
     });
   });
 

@@ -188,6 +188,16 @@ describe('portcullis CLI against a real server', () => {
     assert.match(refused.stderr, /iamApiAccess/);
   });
 
+  test('add-app --require-par --dpop --backchannel-logout-uri --backchannel-logout-session: the extensions\' app fields', async () => {
+    const created = await cli('add-app', '--org', orgId, '--project', projectId, '--name', 'pushed', '--redirect-uri', 'https://shop.example.com/cb', '--require-par', '--dpop', '--backchannel-logout-uri', 'https://shop.example.com/logout', '--backchannel-logout-session', '--json');
+    assert.equal(created.code, 0, created.stderr);
+    const { body } = await api(`/management/v1/projects/${projectId}/apps/${JSON.parse(created.stdout).appId}`);
+    assert.equal(body.app.requirePushedAuthorizationRequests, true);
+    assert.equal(body.app.dpopBoundAccessTokens, true);
+    assert.equal(body.app.backChannelLogoutUri, 'https://shop.example.com/logout');
+    assert.equal(body.app.backChannelLogoutSessionRequired, true);
+  });
+
   test('add-app with an unknown --auth value is a usage error', async () => {
     const r = await cli('add-app', '--project', projectId, '--name', 'x', '--auth', 'magic');
     assert.equal(r.code, 2);

@@ -3,6 +3,7 @@ import type { FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 import { invalidGrant } from '../oauth-errors.ts';
 import { MACHINE_KEY_CLAIM } from '../key-bound-tokens.ts';
 import { singleTokenGrantId } from '../../../adapters/index.ts';
+import { bindToDpopProof } from './dpop.ts';
 
 export interface TokenResponse {
   access_token: string;
@@ -75,9 +76,10 @@ export async function issueAccessToken(ctx: KoaContextWithOIDC, options: IssueOp
   const scope = options.scope.join(' ');
   const { token } = await tokenOnNewGrant(provider, { accountId: options.accountId, client, gty: options.gty, scope, refreshable: false });
   if (options.machineKeyId) (token as unknown as Record<string, string>)[MACHINE_KEY_CLAIM] = options.machineKeyId;
+  const tokenType = await bindToDpopProof(ctx, token);
   ctx.oidc.entity('AccessToken', token);
   const accessToken = await token.save();
-  const response: TokenResponse = { access_token: accessToken, token_type: 'Bearer', expires_in: token.expiration, scope };
+  const response: TokenResponse = { access_token: accessToken, token_type: tokenType, expires_in: token.expiration, scope };
   if (options.idToken) response.id_token = await mintIdToken(ctx, { accountId: options.accountId, scope, findAccount: options.findAccount, accessToken });
   return response;
 }

@@ -11,6 +11,7 @@ import { optionalScopes } from '../scopes.ts';
 import { grantableScopes } from '../api-scope.ts';
 import type { ExchangeOutcomes } from './token-extras.ts';
 import { mintIdToken, tokenOnNewGrant } from './issue.ts';
+import { bindRefreshToken, bindToDpopProof } from './dpop.ts';
 import { invalidGrant } from '../oauth-errors.ts';
 import { TOKEN_EXCHANGE_GRANT } from '../../domain/grant-types.ts';
 import { audienceOf, type TokenLike } from '../token-policies.ts';
@@ -251,11 +252,13 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
 
     // The token type table of docs/oidc.md: access_token is returned opaque, jwt as a JWT, whatever the app's default.
     (token as unknown as { format_override: string }).format_override = requestedType === TYPE.jwt ? 'jwt' : 'opaque';
+    const tokenType = await bindToDpopProof(ctx, token);
     ctx.oidc.entity('AccessToken', token);
     const accessToken = await token.save();
-    const body: Record<string, unknown> = { access_token: accessToken, issued_token_type: requestedType, token_type: 'Bearer', expires_in: token.expiration, scope };
+    const body: Record<string, unknown> = { access_token: accessToken, issued_token_type: requestedType, token_type: tokenType, expires_in: token.expiration, scope };
     if (refreshes) {
       const refresh = new provider.RefreshToken({ accountId: subject.userId, client, grantId: grant.id, gty: TOKEN_EXCHANGE_GRANT, scope, rotations: 0 });
+      await bindRefreshToken(ctx, token, refresh);
       body.refresh_token = await refresh.save();
     }
     if (scopes.includes('openid')) body.id_token = await idToken(accessToken);

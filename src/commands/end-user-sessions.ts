@@ -1,0 +1,70 @@
+import type Provider from 'oidc-provider';
+import type { Database } from '../storage/database.ts';
+import type { EngineHolder } from '../engine/engine-holder.ts';
+import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
+import { forgetSession, sessionsOfUser } from '../storage/user-sessions.ts';
+import type { Principal } from '../domain/roles.ts';
+import { assertHoldsEveryRoleOf, managedUser } from '../queries/get-user.ts';
+
+interface StoredSession {
+  accountId?: string;
+  authorizations?: Record<string, { grantId?: string; persistsLogout?: boolean }>;
+  sidFor(clientId: string): string;
+  destroy(): Promise<void>;
+}
+
+interface LogoutClient {
+  backchannelLogoutUri?: string;
+  backchannelLogout(sub: string, sid: string): Promise<void>;
+}
+
+/** The engine's token records of a grant, by model (as its own revocation does, lib/helpers/revoke.js). */
+const GRANT_MODELS = ['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode'] as const;
+
+type RevokingAdapter = { revokeByGrantId(grantId: string): Promise<void> };
+const adapterOf = (provider: Provider, model: string) => (provider as unknown as Record<string, { adapter: RevokingAdapter }>)[model]!.adapter;
+
+/**
+ * What logout does to one session (docs/oidc.md, "End session"): each app
+ * of the session with a back-channel logout URI is told (in the
+ * background), the access tokens issued in it are revoked, grants that end
+ * with the session go with their codes and refresh tokens (offline_access
+ * survives), and the session is destroyed.
+ */
+async function endSession(provider: Provider, session: StoredSession, accountId: string): Promise<void> {
+  for (const [clientId, authorization] of Object.entries(session.authorizations ?? {})) {
+    const client = (await provider.Client.find(clientId)) as unknown as LogoutClient | undefined;
+    if (client?.backchannelLogoutUri) await client.backchannelLogout(accountId, session.sidFor(clientId));
+    const { grantId } = authorization;
+    if (!grantId) continue;
+    if (authorization.persistsLogout) {
+      await adapterOf(provider, 'AccessToken').revokeByGrantId(grantId);
+    } else {
+      await Promise.all(GRANT_MODELS.map((model) => adapterOf(provider, model).revokeByGrantId(grantId)));
+      await (provider.Grant as unknown as { adapter: { destroy(id: string): Promise<void> } }).adapter.destroy(grantId);
+    }
+  }
+  await session.destroy();
+}
+
+/**
+ * `DELETE /management/v1/users/{userId}/sessions`: ends every browser
+ * session of the user, on every device, as if each were logged out
+ * (OIDC Back-Channel Logout 1.0 tokens included).
+ */
+export async function endUserSessions(db: Database, engine: EngineHolder, actor: Principal, orgId: string, userId: string): Promise<{ details: WriteDetails }> {
+  const result = await db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor);
+    const user = await managedUser(tx, actor, orgId, userId);
+    await assertHoldsEveryRoleOf(tx, actor, user);
+    await write.append({ aggregateType: 'user', aggregateId: user.id, type: 'user.sessions.terminated', resourceOwner: orgId, payload: {} });
+    return { details: writeDetails(write, orgId) };
+  });
+  const provider = engine.provider;
+  for (const sessionId of await sessionsOfUser(db, userId)) {
+    const session = (await provider.Session.find(sessionId)) as unknown as StoredSession | undefined;
+    if (session?.accountId === userId) await endSession(provider, session, userId);
+    await forgetSession(db, sessionId);
+  }
+  return result;
+}

@@ -1,0 +1,41 @@
+// The engine's own DPoP steps of a grant, which it does not export: our
+// grants take them from its lib/ (there is no exports map), exactly as its
+// client_credentials grant calls them (lib/actions/grants/client_credentials.js).
+
+declare module 'oidc-provider/lib/helpers/validate_dpop.js' {
+  import type Provider from 'oidc-provider';
+  import type { KoaContextWithOIDC } from 'oidc-provider';
+
+  export interface DpopProof {
+    thumbprint: string;
+    jti: string;
+    iat: number;
+  }
+  /** The request's verified DPoP proof (htm, htu, iat or nonce, signature), or undefined when none was sent. */
+  export default function validateDpop(provider: Provider, ctx: KoaContextWithOIDC, accessToken?: string): Promise<DpopProof | undefined>;
+}
+
+declare module 'oidc-provider/lib/helpers/grant_common.js' {
+  import type Provider from 'oidc-provider';
+  import type { KoaContextWithOIDC } from 'oidc-provider';
+  import type { DpopProof } from 'oidc-provider/lib/helpers/validate_dpop.js';
+
+  /** Refuses a replayed proof (ReplayDetection) and binds the token to the proof's key (`jkt`). */
+  export function applyDpopBinding(provider: Provider, ctx: KoaContextWithOIDC, dPoP: DpopProof | undefined, token: object): Promise<void>;
+}
+
+declare module 'oidc-provider/lib/helpers/sender_constraints.js' {
+  import type Provider from 'oidc-provider';
+  import type { KoaContextWithOIDC } from 'oidc-provider';
+  import type { DpopProof } from 'oidc-provider/lib/helpers/validate_dpop.js';
+
+  /** invalid_grant when the client must use DPoP (dpop_bound_access_tokens) and sent no proof. */
+  export function checkDpopRequired(provider: Provider, ctx: KoaContextWithOIDC, dPoP: DpopProof | undefined): void;
+}
+
+declare module 'oidc-provider/lib/helpers/set_rt_bindings.js' {
+  import type { KoaContextWithOIDC } from 'oidc-provider';
+
+  /** A public client's refresh token takes its access token's `jkt`. */
+  export function setRefreshTokenBindings(ctx: KoaContextWithOIDC, accessToken: object, refreshToken: object): Promise<void>;
+}

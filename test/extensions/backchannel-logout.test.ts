@@ -1,0 +1,266 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import * as client from 'openid-client';
+import { createRemoteJWKSet, decodeJwt, jwtVerify, type JWTPayload } from 'jose';
+import type { Browser, BrowserContext } from 'playwright-core';
+import {
+  codeLogin,
+  landedOn,
+  launchBrowser,
+  needsChromium,
+  startRelyingParty,
+  startSignInWorld,
+  type RelyingParty,
+  type SignInWorld,
+  type TestUser,
+} from '../support/browser.ts';
+import { freePort } from '../support/server.ts';
+
+// OIDC Back-Channel Logout 1.0: apps signed in to in one browser session
+// get a logout token POSTed to their backChannelLogoutUri when the user
+// logs out (end_session) or an administrator ends all of the user's
+// sessions (DELETE /management/v1/users/{id}/sessions). A local HTTP server
+// receives them; each is verified with the JWKS. A failing app is retried
+// in the background while the user's logout goes on, and counted when it
+// keeps failing.
+
+const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
+
+interface Received {
+  path: string;
+  token: string;
+  at: number;
+}
+
+/** The apps' servers: every POST is recorded; `/flaky` fails its first attempt, `/down` always. */
+async function startReceiver(): Promise<{
+  base: string;
+  received: Received[];
+  waitFor(path: string, count: number): Promise<Received[]>;
+  close(): Promise<void>;
+}> {
+  const received: Received[] = [];
+  let flakyCalls = 0;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = req.url ?? '/';
+      const token = new URLSearchParams(Buffer.concat(chunks).toString('utf8')).get('logout_token') ?? '';
+      received.push({ path, token, at: Date.now() });
+      const fail = path === '/down' || (path === '/flaky' && ++flakyCalls === 1);
+      res.writeHead(fail ? 500 : 200, { 'cache-control': 'no-store' });
+      res.end();
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    base: `http://127.0.0.1:${port}`,
+    received,
+    async waitFor(path, count) {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const got = received.filter((r) => r.path === path);
+        if (got.length >= count) return got;
+        if (Date.now() > deadline) throw new Error(`only ${got.length} of ${count} logout tokens at ${path}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('in Chromium', { skip: needsChromium }, () => {
+  let world: SignInWorld;
+  let rp: RelyingParty;
+  let browser: Browser;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let user: TestUser;
+  let jwks: ReturnType<typeof createRemoteJWKSet>;
+  const apps: Record<'withSid' | 'withoutSid' | 'flaky' | 'down', { clientId: string; clientSecret?: string; config?: client.Configuration }> = {} as never;
+
+  before(async () => {
+    [world, rp, browser, receiver] = await Promise.all([startSignInWorld(), startRelyingParty(), launchBrowser(), startReceiver()]);
+    const web = (name: string, path: string, sessionRequired: boolean) =>
+      world.createApp({
+        name,
+        redirectUris: [rp.callback],
+        postLogoutRedirectUris: [rp.loggedOut],
+        backChannelLogoutUri: `${receiver.base}${path}`,
+        backChannelLogoutSessionRequired: sessionRequired,
+      } as never);
+    [apps.withSid, apps.withoutSid, apps.flaky, apps.down, user] = await Promise.all([
+      web('With sid', '/with-sid', true),
+      web('Without sid', '/without-sid', false),
+      web('Flaky', '/flaky', true),
+      web('Down', '/down', true),
+      world.createUser('logan'),
+    ]);
+    for (const app of Object.values(apps)) {
+      app.config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
+        execute: [client.allowInsecureRequests],
+      });
+    }
+    jwks = createRemoteJWKSet(new URL(apps.withSid.config!.serverMetadata().jwks_uri!));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await receiver?.close();
+    await rp?.close();
+    await world?.stop();
+  });
+
+  /** OIDC Back-Channel Logout 2.6: what an app checks before it trusts a logout token. */
+  async function verifyLogoutToken(token: string, clientId: string): Promise<JWTPayload> {
+    const { payload, protectedHeader } = await jwtVerify(token, jwks, { issuer: world.issuer, audience: clientId, maxTokenAge: '2 minutes' });
+    assert.equal(protectedHeader.alg, 'RS256');
+    assert.deepEqual(payload.events, { [EVENT]: {} });
+    assert.equal(payload.nonce, undefined, 'a logout token never carries a nonce');
+    assert.ok(typeof payload.jti === 'string' && payload.jti.length > 0);
+    assert.equal(payload.sub, user.userId);
+    return payload;
+  }
+
+  /** Signs the user in to every app in one browser context (one session); answers each app's ID token. */
+  async function signInEverywhere(context: BrowserContext, names: (keyof typeof apps)[]): Promise<Record<string, string>> {
+    const page = await context.newPage();
+    const idTokens: Record<string, string> = {};
+    for (const [i, name] of names.entries()) {
+      const app = apps[name];
+      if (i === 0) {
+        idTokens[name] = (await codeLogin(page, app.config!, rp, user, 'openid')).tokens.id_token!;
+      } else {
+        // Single sign-on: the session is there, no login page.
+        const pkceCodeVerifier = client.randomPKCECodeVerifier();
+        const url = client.buildAuthorizationUrl(app.config!, {
+          redirect_uri: rp.callback,
+          scope: 'openid',
+          code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
+          code_challenge_method: 'S256',
+          state: 's',
+        });
+        await page.goto(url.href);
+        const landed = await landedOn(page, rp.callback);
+        idTokens[name] = (await client.authorizationCodeGrant(app.config!, landed, { pkceCodeVerifier, expectedState: 's' })).id_token!;
+      }
+    }
+    return idTokens;
+  }
+
+  async function metric(result: string): Promise<number> {
+    const text = await (await fetch(`${world.server.url}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith(`portcullis_backchannel_logouts_total{result="${result}"}`));
+    return line ? Number(line.split(' ').pop()) : 0;
+  }
+
+  test('discovery advertises back-channel logout with sid', async () => {
+    const metadata = apps.withSid.config!.serverMetadata();
+    assert.equal(metadata.backchannel_logout_supported, true);
+    assert.equal(metadata.backchannel_logout_session_supported, true);
+  });
+
+  test('end_session: every app of the session gets a verified logout token; the logout does not wait for a failing app, which is retried', async () => {
+    const context = await browser.newContext();
+    const idTokens = await signInEverywhere(context, ['withSid', 'withoutSid', 'flaky', 'down']);
+    const failedBefore = await metric('failed');
+    const page = context.pages()[0]!;
+    const logout = client.buildEndSessionUrl(apps.withSid.config!, { id_token_hint: idTokens.withSid!, post_logout_redirect_uri: rp.loggedOut, state: 'bye' });
+    const started = Date.now();
+    await page.goto(logout.href);
+    await landedOn(page, rp.loggedOut);
+    const loggedOutAt = Date.now();
+    await context.close();
+
+    const [withSid] = await receiver.waitFor('/with-sid', 1);
+    const payload = await verifyLogoutToken(withSid!.token, apps.withSid.clientId);
+    assert.equal(payload.sid, decodeJwt(idTokens.withSid!).sid, 'the sid of the ID token the app holds');
+    const [withoutSid] = await receiver.waitFor('/without-sid', 1);
+    const other = await verifyLogoutToken(withoutSid!.token, apps.withoutSid.clientId);
+    assert.equal(other.sid, undefined, 'no sid for an app that did not ask for it');
+
+    // The flaky app answered 500 once, then 200 to a second, new token.
+    const flaky = await receiver.waitFor('/flaky', 2);
+    assert.notEqual(flaky[0]!.token, flaky[1]!.token);
+    await verifyLogoutToken(flaky[1]!.token, apps.flaky.clientId);
+    assert.ok(flaky[1]!.at >= loggedOutAt, 'the retry came after the user was already logged out');
+    assert.ok(loggedOutAt - started < 2500, `logout took ${loggedOutAt - started} ms`);
+
+    // The app that is down: three attempts, then logged and counted.
+    await receiver.waitFor('/down', 3);
+    const deadline = Date.now() + 5000;
+    while ((await metric('failed')) <= failedBefore && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(await metric('failed'), failedBefore + 1);
+    assert.ok((await metric('delivered')) >= 3);
+  });
+
+  test('DELETE /management/v1/users/{id}/sessions ends every session of the user, with a logout token for each', async () => {
+    const before = receiver.received.filter((r) => r.path === '/with-sid').length;
+    const first = await browser.newContext();
+    const second = await browser.newContext();
+    const [one, two] = [await signInEverywhere(first, ['withSid']), await signInEverywhere(second, ['withSid'])];
+    const sids = [decodeJwt(one.withSid!).sid, decodeJwt(two.withSid!).sid];
+    assert.notEqual(sids[0], sids[1]);
+
+    const ended = await world.api('DELETE', `/management/v1/users/${user.userId}/sessions`);
+    assert.equal(ended.status, 200, JSON.stringify(ended.body));
+    assert.ok(ended.body.details.sequence);
+    const tokens = (await receiver.waitFor('/with-sid', before + 2)).slice(before);
+    const received = await Promise.all(tokens.map((t) => verifyLogoutToken(t.token, apps.withSid.clientId)));
+    assert.deepEqual(received.map((p) => p.sid).sort(), [...sids].sort());
+
+    // Both browsers are signed out: a silent authorization needs a login.
+    for (const context of [first, second]) {
+      const page = context.pages()[0]!;
+      const url = client.buildAuthorizationUrl(apps.withSid.config!, {
+        redirect_uri: rp.callback,
+        scope: 'openid',
+        prompt: 'none',
+        state: 'x',
+        code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+        code_challenge_method: 'S256',
+      });
+      await page.goto(url.href);
+      const landed = await landedOn(page, rp.callback);
+      assert.equal(landed.searchParams.get('error'), 'login_required');
+      await context.close();
+    }
+    const again = await world.api('DELETE', `/management/v1/users/${user.userId}/sessions`);
+    assert.equal(again.status, 200, 'no session left is no error');
+    const unknown = await world.api('DELETE', '/management/v1/users/999999999/sessions');
+    assert.equal(unknown.status, 404);
+  });
+
+  describe('backChannelLogoutUri is validated', () => {
+    const create = (fields: Record<string, unknown>) =>
+      world.api('POST', `/management/v1/projects/${world.projectId}/apps/oidc`, { name: 'v', redirectUris: ['https://app.example.com/cb'], ...fields });
+    for (const [uri, devMode] of [
+      ['http://app.example.com/logout', false],
+      ['https://127.0.0.1/logout', false],
+      ['https://10.1.2.3/logout', false],
+      ['https://192.168.0.5/logout', false],
+      ['https://[::1]/logout', false],
+      ['https://localhost/logout', false],
+      ['https://app.example.com/logout#frag', true],
+      ['not a uri', true],
+      ['javascript:alert(1)', true],
+    ] as const) {
+      test(`${uri}${devMode ? ' (devMode)' : ''}: 400 naming the field`, async () => {
+        const res = await create({ backChannelLogoutUri: uri, devMode });
+        assert.equal(res.status, 400, JSON.stringify(res.body));
+        assert.match(JSON.stringify(res.body), /backChannelLogoutUri/);
+      });
+    }
+    test('https on a public name, and http on loopback in devMode, are accepted', async () => {
+      assert.equal((await create({ backChannelLogoutUri: 'https://app.example.com/logout', devMode: false })).status, 200);
+      assert.equal((await create({ backChannelLogoutUri: 'http://localhost:3000/logout', devMode: true })).status, 200);
+    });
+    test('backChannelLogoutSessionRequired needs a URI', async () => {
+      const res = await create({ backChannelLogoutSessionRequired: true, devMode: false });
+      assert.equal(res.status, 400);
+      assert.match(JSON.stringify(res.body), /backChannelLogoutSessionRequired/);
+    });
+  });
+});
