@@ -35,31 +35,31 @@ export class GrantKeyedAdapter implements Adapter {
     this.#shortLived = shortLived;
   }
 
-  upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<undefined | void> {
+  upsert(id: string, payload: AdapterPayload, expiresIn?: number): ReturnType<Adapter['upsert']> {
     return this.#storeOf(id).upsert(id, payload, expiresIn);
   }
 
-  find(id: string): Promise<AdapterPayload | undefined | void> {
+  find(id: string): ReturnType<Adapter['find']> {
     return this.#storeOf(id).find(id);
   }
 
-  findByUid(uid: string): Promise<AdapterPayload | undefined | void> {
+  findByUid(uid: string): ReturnType<Adapter['findByUid']> {
     return this.#durable.findByUid(uid);
   }
 
-  findByUserCode(userCode: string): Promise<AdapterPayload | undefined | void> {
+  findByUserCode(userCode: string): ReturnType<Adapter['findByUserCode']> {
     return this.#durable.findByUserCode(userCode);
   }
 
-  consume(id: string): Promise<undefined | void> {
+  consume(id: string): ReturnType<Adapter['consume']> {
     return this.#storeOf(id).consume(id);
   }
 
-  destroy(id: string): Promise<undefined | void> {
+  destroy(id: string): ReturnType<Adapter['destroy']> {
     return this.#storeOf(id).destroy(id);
   }
 
-  revokeByGrantId(grantId: string): Promise<undefined | void> {
+  revokeByGrantId(grantId: string): ReturnType<Adapter['revokeByGrantId']> {
     return this.#storeOf(grantId).revokeByGrantId(grantId);
   }
 

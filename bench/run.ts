@@ -87,12 +87,13 @@ const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 let cleaning: Promise<void> | undefined;
 function cleanUp(): Promise<void> {
-  return (cleaning ??= (async () => {
+  cleaning ??= (async () => {
     while (cleanups.length) {
       const step = cleanups.pop()!;
       await Promise.race([Promise.resolve().then(step).catch((err) => log(`clean-up step failed: ${(err as Error).message}`)), new Promise((r) => setTimeout(r, 15_000).unref())]);
     }
-  })());
+  })();
+  return cleaning;
 }
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.once(signal, () => {

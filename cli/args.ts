@@ -70,7 +70,7 @@ export function parse(argv: string[], commands: CommandSpec[]): Parsed {
   }
   const command = commands.find((c) => c.name === name);
   if (!command) throw new UsageError(`unknown command '${name}'`);
-  let second;
+  let second: ReturnType<typeof parseArgs>;
   try {
     second = parseArgs({ args: argv, options: toConfig({ ...GLOBAL_OPTIONS, ...command.options }), strict: true, allowPositionals: true });
   } catch (err) {

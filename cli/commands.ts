@@ -254,7 +254,7 @@ export const COMMANDS: Command[] = [
       const out = str(values, 'out');
       if (out === undefined) return;
       try {
-        writeFileSync(out, keyFile(response) + '\n', { mode: 0o600 });
+        writeFileSync(out, `${keyFile(response)}\n`, { mode: 0o600 });
         chmodSync(out, 0o600);
       } catch (err) {
         throw new CliError(`cannot write ${out}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, secretLines('Key file', keyFile(response)));

@@ -1,4 +1,4 @@
-import { ApiError, isObject } from './http.ts';
+import { type ApiError, isObject } from './http.ts';
 
 // Output formatting: results on stdout, errors on stderr, secrets labelled.
 

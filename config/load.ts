@@ -64,7 +64,7 @@ export function decodeMasterKey(text: string): Buffer {
     : /^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)
       ? Buffer.from(trimmed, 'base64url')
       : undefined;
-  if (!bytes || bytes.length !== 32) {
+  if (bytes?.length !== 32) {
     throw new ConfigError(`MASTER_KEY must be 32 bytes written as 64 hex characters or base64 (got ${bytes ? `${bytes.length} bytes` : 'neither'}); generate one with: openssl rand -hex 32`);
   }
   return bytes;
@@ -72,7 +72,7 @@ export function decodeMasterKey(text: string): Buffer {
 
 function checkIssuer(issuer: string): string {
   const url = URL.parse(issuer);
-  if (!url || !url.hostname) throw new ConfigError(`ISSUER is not a valid URL (got "${issuer}")`);
+  if (!url?.hostname) throw new ConfigError(`ISSUER is not a valid URL (got "${issuer}")`);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError(`ISSUER must be an http or https URL (got "${issuer}")`);
   if (url.username || url.password) throw new ConfigError('ISSUER must not contain credentials');
   const bare = issuer.replace(/\/$/, '');

@@ -215,7 +215,11 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         // A client that hung up leaves its handler running; let handlers
         // finish (within the deadline) before their pools go away.
         const drained = new Promise<void>((resolve) => {
-          const poll = setInterval(() => inFlight.count === 0 && (clearInterval(poll), resolve()), 20);
+          const poll = setInterval(() => {
+            if (inFlight.count > 0) return;
+            clearInterval(poll);
+            resolve();
+          }, 20);
           poll.unref();
         });
         await Promise.race([drained, deadline]);

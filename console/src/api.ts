@@ -17,6 +17,7 @@ export class ApiError extends Error {
 }
 
 export interface Api {
+  // biome-ignore lint/suspicious/noExplicitAny: answers are the API's JSON; each page names the shape it reads
   call<T = any>(method: string, path: string, body?: unknown): Promise<T>;
 }
 
@@ -46,6 +47,7 @@ export function createApi(token: () => string, orgId: () => string | undefined, 
       if (body !== undefined) headers['content-type'] = 'application/json';
       const response = await fetch(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
       const text = await response.text();
+      // biome-ignore lint/suspicious/noExplicitAny: the API's JSON, typed by the caller of `call`
       const parsed = text ? (JSON.parse(text) as any) : {};
       if (response.status === 401) onUnauthenticated();
       if (!response.ok) {

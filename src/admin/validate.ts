@@ -50,7 +50,11 @@ function unstorableStrings(value: unknown, pointer = ''): FieldViolation[] {
 /** One violation per field: the first rule it breaks says enough. */
 function onePerField(violations: FieldViolation[]): FieldViolation[] {
   const seen = new Set<string>();
-  return violations.filter((v) => (seen.has(v.field) ? false : (seen.add(v.field), true)));
+  return violations.filter((v) => {
+    if (seen.has(v.field)) return false;
+    seen.add(v.field);
+    return true;
+  });
 }
 
 export function invalidRequest(violations: FieldViolation[]): InvalidArgument {

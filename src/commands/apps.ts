@@ -96,7 +96,7 @@ export async function createOidcApp(deps: AppDeps, actor: Principal, orgId: stri
  */
 export async function changeOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string, patch: Partial<AppSettings>) {
   requireOrgOwner(actor, orgId);
-  const { clientId, clientSecret, details } = await deps.db.transaction(async (tx) => {
+  const { clientSecret, details } = await deps.db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     const app = await appOfProject(tx, orgId, projectId, appId);
     assertMayChangeApiApp(actor, app);
@@ -105,7 +105,7 @@ export async function changeOidcApp(deps: AppDeps, actor: Principal, orgId: stri
     await checkSettings(deps, settings, app.client_id);
     const clientSecret = needsSecret(settings.authMethodType) && !app.secret_digest ? generateSecret() : undefined;
     await changeApp(write, { id: appId, projectId, orgId, settings, ...(clientSecret ? { secretDigest: secretDigest(deps.secretKey, clientSecret) } : {}) });
-    return { clientId: app.client_id, clientSecret, details: writeDetails(write, orgId) };
+    return { clientSecret, details: writeDetails(write, orgId) };
   });
   deps.announce('clients');
   return { ...(clientSecret ? { clientSecret } : {}), details };
@@ -113,12 +113,12 @@ export async function changeOidcApp(deps: AppDeps, actor: Principal, orgId: stri
 
 export async function removeOidcApp(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string) {
   requireOrgOwner(actor, orgId);
-  const { clientId, details } = await deps.db.transaction(async (tx) => {
+  const details = await deps.db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     const app = await appOfProject(tx, orgId, projectId, appId);
     assertMayChangeApiApp(actor, app);
     await removeApp(write, { id: appId, projectId, orgId });
-    return { clientId: app.client_id, details: writeDetails(write, orgId) };
+    return writeDetails(write, orgId);
   });
   deps.announce('clients');
   return { details };

@@ -4,7 +4,7 @@ import { addProject, addProjectRole, projectRoleExists } from '../storage/projec
 import { projectOfOrg, requireOrgOwner } from '../queries/projects.ts';
 import { AlreadyExists } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import { type Principal } from '../domain/roles.ts';
+import type { Principal } from '../domain/roles.ts';
 
 export async function createProject(db: Database, actor: Principal, orgId: string, input: { name: string }): Promise<{ id: string; details: WriteDetails }> {
   requireOrgOwner(actor, orgId);

@@ -3,7 +3,7 @@
 // profile grant, which has no client authentication, as the public client
 // `machine:{userId}` that the token endpoint names on their behalf.
 
-import { JWT_BEARER_GRANT } from './grant-types.ts';
+import type { JWT_BEARER_GRANT } from './grant-types.ts';
 const JWT_PROFILE_PREFIX = 'machine:';
 
 export function jwtProfileClientId(userId: string): string {

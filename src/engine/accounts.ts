@@ -72,7 +72,7 @@ async function rolesClaim(db: Queryable, ctx: KoaContextWithOIDC, userId: string
   const roles = await rolesOfUser(db, userId, client?.project_id ? [client.project_id] : undefined);
   if (!roles.length) return undefined;
   const claim: Record<string, Record<string, string>> = {};
-  for (const role of roles) (claim[role.roleKey] ??= {})[role.orgId] = role.orgPrimaryDomain;
+  for (const role of roles) claim[role.roleKey] = { ...claim[role.roleKey], [role.orgId]: role.orgPrimaryDomain };
   return claim;
 }
 
@@ -83,7 +83,7 @@ export type UserLookup = (id: string) => Promise<UserRow | undefined>;
 export function accountFinder(db: Queryable, lookup: UserLookup): FindAccount {
   return async (ctx, sub) => {
     const user = await lookup(sub);
-    if (!user || user.state !== 'active') return undefined;
+    if (user?.state !== 'active') return undefined;
     const account: Account = {
       accountId: user.id,
       async claims(use, scope) {

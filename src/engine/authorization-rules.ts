@@ -21,7 +21,7 @@ export const openidScopeRequired: EngineRule = async (ctx, next) => {
   const fragment = responseMode === 'fragment' || (responseMode !== 'query' && responseType !== 'code');
   const target = new URL(redirectUri);
   if (fragment) target.hash = params.toString();
-  else params.forEach((value, key) => target.searchParams.set(key, value));
+  else for (const [key, value] of params) target.searchParams.set(key, value);
   ctx.status = 303;
   ctx.redirect(target.href);
 };

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import Provider, { errors } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+import { errors } from 'oidc-provider';
 import type { Queryable } from '../storage/database.ts';
 import { digestsEqual, secretDigest } from '../security/secrets.ts';
 import { looksLikeJwt, type JwtAccessTokens, type JwtTokenRecord } from './jwt-access-tokens.ts';

@@ -7,7 +7,7 @@ export async function loadPrincipal(db: Queryable, user: { userId: string; orgId
   const instanceRoles = new Set<string>();
   const orgRoles = new Map<string, Set<string>>();
   for (const membership of await membershipsOf(db, user.userId)) {
-    if (membership.scope === 'instance') membership.roles.forEach((role) => instanceRoles.add(role));
+    if (membership.scope === 'instance') for (const role of membership.roles) instanceRoles.add(role);
     else orgRoles.set(membership.scope_id, new Set(membership.roles));
   }
   return { userId: user.userId, orgId: user.orgId, instanceRoles, orgRoles, ...(user.impersonatorId ? { impersonatorId: user.impersonatorId } : {}) };

@@ -31,7 +31,7 @@ export function engineTokenVerifier(engine: EngineHolder, db: Queryable, exchang
     if (!mayHoldApiScope(client)) return undefined;
     const userId = token.accountId ?? client?.machine_user_id;
     const user = userId ? await findUser(db, userId) : undefined;
-    if (!user || user.state !== 'active') return undefined;
+    if (user?.state !== 'active') return undefined;
     const exchanged = token.grantId && token.gty?.includes('token-exchange') ? await exchanges.outcomeOf(token.grantId) : undefined;
     return { userId: user.id, orgId: user.org_id, ...(exchanged?.act ? { impersonatorId: exchanged.act.sub } : {}) };
   };

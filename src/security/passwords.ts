@@ -55,7 +55,8 @@ let dummyHash: Promise<string> | undefined;
 
 /** Constant-time check of a password against a PHC hash; `undefined` hash = unknown user. */
 export async function verifyPassword(password: string, hash: string | null | undefined): Promise<boolean> {
-  const stored = hash ?? (await (dummyHash ??= hashPassword(randomBytes(16).toString('hex'))));
+  dummyHash ??= hashPassword(randomBytes(16).toString('hex'));
+  const stored = hash ?? (await dummyHash);
   const match = PHC.exec(stored);
   if (!match) return false;
   const [, m, t, p, salt, expected] = match;

@@ -692,7 +692,10 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
     it('a bare userName logs in when it is unique; wrong passwords and unknown users do not', async () => {
       const userName = `solo_${tag()}`;
       const password = 'Solo-Passw0rd';
-      const { userId, orgId } = (await expectOk(bodyWith((b) => ((b.human.userName = userName), (b.human.password = password))))).body;
+      const { userId, orgId } = (await expectOk(bodyWith((b) => {
+        b.human.userName = userName;
+        b.human.password = password;
+      }))).body;
       const db = server.running.db;
       const { rows } = await db.query<{ domain: string }>('SELECT domain FROM org_domains WHERE org_id = $1 AND is_primary', [orgId]);
       const [bare, full, upper, wrong, unknown, empty] = await Promise.all([
@@ -724,7 +727,10 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
     it('a bare userName held by users of two orgs is ambiguous; each full login name still works', async () => {
       const userName = `bob_${tag()}`;
       const [a, b] = await Promise.all(
-        ['Bob-One!', 'Bob-Two!'].map((password) => expectOk(bodyWith((body) => ((body.human.userName = userName), (body.human.password = password))))),
+        ['Bob-One!', 'Bob-Two!'].map((password) => expectOk(bodyWith((body) => {
+          body.human.userName = userName;
+          body.human.password = password;
+        }))),
       );
       const domainOf = async (orgId: string) => (await server.running.db.query<{ domain: string }>('SELECT domain FROM org_domains WHERE org_id = $1', [orgId])).rows[0]!.domain;
       const [domainA, domainB] = await Promise.all([domainOf(a!.body.orgId), domainOf(b!.body.orgId)]);

@@ -55,7 +55,6 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
   /** A property of the element that has the focus. */
   const focused = (property: 'textContent' | 'id' | 'name' | 'tagName') => page.evaluate<string>(`document.activeElement?.${property}`);
   const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
-  const status = () => page.getByRole('status').filter({ hasText: /\S/ }).first();
 
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });

@@ -303,7 +303,7 @@ describe('cookies', { concurrency: false }, () => {
     });
     const seen = new Map<string, Awaited<ReturnType<BrowserContext['cookies']>>[number]>();
     const collect = async () => {
-      for (const cookie of await context.cookies(world.issuer + '/ui/login/x')) seen.set(`${cookie.name} ${cookie.path}`, cookie);
+      for (const cookie of await context.cookies(`${world.issuer}/ui/login/x`)) seen.set(`${cookie.name} ${cookie.path}`, cookie);
       for (const cookie of await context.cookies(world.issuer)) seen.set(`${cookie.name} ${cookie.path}`, cookie);
     };
 

@@ -51,7 +51,10 @@ export function sendRaw(port: number, request: RawRequest, timeoutMs = 10_000): 
       const end = raw.indexOf('\r\n\r\n');
       const head = raw.subarray(0, end < 0 ? raw.length : end).toString('latin1');
       const match = /^HTTP\/1\.[01] (\d{3})/.exec(head);
-      if (!match) return reject(new Error(`no HTTP status line in the answer: ${JSON.stringify(head.slice(0, 200))}`));
+      if (!match) {
+        reject(new Error(`no HTTP status line in the answer: ${JSON.stringify(head.slice(0, 200))}`));
+        return;
+      }
       resolve({ status: Number(match[1]), headers: head, body: end < 0 ? Buffer.alloc(0) : raw.subarray(end + 4) });
     }
     const lines = [Buffer.from(`${request.method} `, 'latin1'), request.target, Buffer.from(` HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n`, 'latin1')];

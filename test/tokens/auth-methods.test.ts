@@ -39,7 +39,6 @@ const apps = {} as Record<Method, App>;
 const configs = {} as Record<Method, client.Configuration>;
 let appKey: KeyFile;
 /** A BASIC app with the code grant only (no refresh token, no token exchange). */
-let codeOnly: App;
 let codeOnlyConfig: client.Configuration;
 /** A machine user with a client secret (client_credentials). */
 let machine: { userId: string; clientId: string; clientSecret: string };
@@ -62,7 +61,6 @@ before(async () => {
     world.createMachine('auth-methods-robot'),
   ]);
   Object.assign(apps, { client_secret_basic: basic, client_secret_post: post, none, private_key_jwt: pkj });
-  codeOnly = only;
   assert.ok(basic.clientSecret && post.clientSecret && only.clientSecret, 'BASIC and POST apps come with a secret');
   assert.equal(none.clientSecret, undefined);
   assert.equal(pkj.clientSecret, undefined);

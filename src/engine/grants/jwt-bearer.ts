@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';
-import { type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
+import type { FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 import { decodeProtectedHeader, importJWK, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import type { Queryable } from '../../storage/database.ts';
 import { findActiveMachineKey } from '../../storage/credentials.ts';
@@ -39,7 +39,7 @@ function importOnce(jwk: JWK, alg: string): Promise<ImportedKey> {
 
 /** The machine user's registered public key that the assertion names with `kid`. */
 async function assertionKey(db: Queryable, userId: string, assertion: string): Promise<{ keyId: string; key: ImportedKey }> {
-  let header;
+  let header: ReturnType<typeof decodeProtectedHeader>;
   try {
     header = decodeProtectedHeader(assertion);
   } catch {

@@ -146,7 +146,7 @@ function checkSubjectFor(client: { clientId: string; project_id?: unknown }, sub
  */
 async function checkActor(db: Queryable, actor: Party, subject: Party): Promise<void> {
   const user = await findUser(db, actor.userId);
-  if (!user || user.state !== 'active') throw invalidGrant('the actor is not an active user');
+  if (user?.state !== 'active') throw invalidGrant('the actor is not an active user');
   if (actor.kind !== 'access_token' && actor.userId !== subject.userId) throw new errors.InvalidRequest('acting for another user needs an access token as actor_token');
 }
 
@@ -228,7 +228,7 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
     checkAudience(requestedAudience, subject, actor);
 
     const user = await findUser(deps.db, subject.userId);
-    if (!user || user.state !== 'active') throw invalidGrant('the subject is not an active user');
+    if (user?.state !== 'active') throw invalidGrant('the subject is not an active user');
     if (actor) await checkActor(deps.db, actor, subject);
     if (actor && actor.userId !== subject.userId) await checkImpersonation(deps.db, actor.userId, user);
     // Asked-for scopes beyond the ceiling are an error; the API scope for an
