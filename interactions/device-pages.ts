@@ -55,7 +55,10 @@ export async function userCodeInputSource(
     render(ctx, page(t.deviceTitle, `<h1>${e(t.deviceTitle)}</h1><p role="status">${e(t.deviceAborted)}</p>`, lang));
     return;
   }
-  const message = !err ? '' : err.userCode !== undefined || err.name === 'NoCodeError' ? t.deviceWrongCode : t.error;
+  const wrongCode = Boolean(err) && (err!.userCode !== undefined || err!.name === 'NoCodeError');
+  // A wrong code is a failed authentication of this address (src/engine/device-flow.ts throttles them).
+  if (wrongCode) ctx.state.wrongUserCode = true;
+  const message = !err ? '' : wrongCode ? t.deviceWrongCode : t.error;
   render(
     ctx,
     page(
@@ -112,4 +115,12 @@ export async function successSource(ctx: KoaContextWithOIDC): Promise<void> {
   const { lang, t } = language(ctx);
   const client = ctx.oidc.client as { clientName?: string; clientId: string } | undefined;
   render(ctx, page(t.deviceDone, `<h1>${e(t.deviceDone)}</h1><p role="status">${e(translate(t, 'deviceDoneText', { app: appName(client) }))}</p>`, lang));
+}
+
+/** The answer to an address that failed too often: the code page's place, with when to try again. */
+export function tooManyUserCodesPage(ctx: KoaContextWithOIDC, seconds: number): void {
+  const { lang, t } = language(ctx);
+  ctx.status = 429;
+  ctx.set('Retry-After', String(seconds));
+  render(ctx, page(t.deviceTitle, `<h1>${e(t.deviceTitle)}</h1><p role="alert">${e(translate(t, 'tooManyAttempts', { seconds }))}</p>`, lang));
 }

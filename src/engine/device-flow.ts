@@ -4,6 +4,8 @@ import type Provider from 'oidc-provider';
 import { errors, type Adapter } from 'oidc-provider';
 import { DEVICE_CODE_GRANT } from '../domain/grant-types.ts';
 import { renderOAuthError } from './oauth-errors.ts';
+import type { AuthThrottle } from '../security/auth-throttle.ts';
+import { tooManyUserCodesPage } from '../../interactions/device-pages.ts';
 import type { EngineRule } from './rule-dispatch.ts';
 
 /** Seconds a device waits between two polls of the token endpoint (RFC 8628 3.2, its default). */
@@ -82,3 +84,19 @@ export const deviceGrantNotAllowed: EngineRule = async (ctx, next) => {
     ctx.body = { ...body, error: 'unauthorized_client' };
   }
 };
+
+/**
+ * A user code is a short secret: typing codes until one fits is guessing,
+ * so a wrong code counts as a failed authentication of the address (the
+ * throttle of docs/security.md), and a blocked address gets 429 before the
+ * engine looks the code up.
+ */
+export function throttleUserCodes(throttle: AuthThrottle): EngineRule {
+  return async (ctx, next) => {
+    if (ctx.method !== 'POST') return next();
+    const wait = throttle.retryAfterOf(ctx.req);
+    if (wait !== undefined) return tooManyUserCodesPage(ctx, wait);
+    await next();
+    if (ctx.state.wrongUserCode) await throttle.failed(throttle.addressOf(ctx.req));
+  };
+}

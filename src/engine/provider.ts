@@ -11,7 +11,7 @@ import { registerGrants, tokenExchangeInDiscoveryWhileOn } from './grants/index.
 import { rulesByEndpoint, type EngineRule } from './rule-dispatch.ts';
 import { logoutDeliveries } from './backchannel-logout.ts';
 import { forgetSession, recordUserSession } from '../storage/user-sessions.ts';
-import { DEVICE_POLL_MODEL, deviceGrantNotAllowed, devicePollInterval, freshUserCodeForm, pacedDevicePolling } from './device-flow.ts';
+import { DEVICE_POLL_MODEL, deviceGrantNotAllowed, devicePollInterval, freshUserCodeForm, pacedDevicePolling, throttleUserCodes } from './device-flow.ts';
 import { hardenEnginePages } from './pages.ts';
 import { forgetSignedOutAccount, offlineAccessAsksConsent, rememberSignedInAccount, revokeAccessTokensAtLogout, switchToHintedSession } from './sign-in-policy.ts';
 import { throttleClientAuthentication } from './throttle-rule.ts';
@@ -69,7 +69,7 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
       revocation: [throttled, clientRequests.revocation],
       pushed_authorization_request: [throttled, clientRequests.pushedAuthorization],
       device_authorization: [throttled, clientRequests.deviceAuthorization, deviceGrantNotAllowed, devicePollInterval],
-      code_verification: [hardenEnginePages, freshUserCodeForm],
+      code_verification: [hardenEnginePages, throttleUserCodes(deps.throttle), freshUserCodeForm],
       device_resume: [hardenEnginePages],
       userinfo: [bearerChallenge],
       end_session: [hardenEnginePages, switchSession],
