@@ -19,13 +19,15 @@ import { loginName } from '../src/domain/users.ts';
 import { AlreadyExists, InvalidArgument, Unavailable } from '../src/domain/errors.ts';
 import { passwordLogin } from '../src/commands/password-login.ts';
 import { registerHuman } from '../src/commands/register-human.ts';
+import { checkSecondFactor, hasOtp, type FactorKeys } from '../src/commands/otp.ts';
 import type { OrgSettings } from '../src/commands/setup-org.ts';
 import { validator } from '../src/admin/validate.ts';
 import { humanSchema } from '../src/admin/schemas.ts';
 import type { HumanInput } from '../src/commands/setup-org.ts';
 import { CATALOGUES, chooseLanguage, translate } from './i18n.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
-import { accountPickerPage, loginNamePage, messagePage, passwordPage, registrationPage, unavailablePage, type AccountChoice, type PageContext, type RegistrationValues } from './views.ts';
+import { securityRoutes } from './security.ts';
+import { accountPickerPage, loginNamePage, messagePage, otpPage, passwordPage, registrationPage, unavailablePage, type AccountChoice, type PageContext, type RegistrationValues } from './views.ts';
 import { RETRY_AFTER_SECONDS, StoreUnavailable } from '../src/storage/outage.ts';
 
 export interface InteractionDeps {
@@ -41,7 +43,14 @@ export interface InteractionDeps {
   /** Tells every node's user cache that a user was locked or unlocked. */
   /** Tells every node's caches that users changed (a login locked or unlocked one). */
   announce?: Announce;
+  /** Keys of second factors (sealed TOTP secrets, recovery code digests). */
+  factorKeys: FactorKeys;
+  /** Signs the cookie of the security page's own fresh sign-in. */
+  securityKey: Buffer;
 }
+
+/** A login whose password was right and which still owes a code: kept in the interaction, server side. */
+const PENDING = 'pendingSecondFactor';
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -120,22 +129,24 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   /** Saves the result and sends the browser back to the engine to finish the authorization. */
   async function finish(ctx: Context, loaded: Loaded, result: Record<string, unknown>): Promise<void> {
     const { interaction } = loaded;
-    interaction.result = { ...interaction.result, ...result };
+    const { [PENDING]: _done, ...earlier } = interaction.result ?? {};
+    interaction.result = { ...earlier, ...result };
     await interaction.save(Math.max(1, (interaction.exp ?? epochNow() + 60) - epochNow()));
     ctx.status = 303;
     ctx.redirect(interaction.returnTo);
   }
 
   /**
-   * Signs `accountId` in. When the browser's current session belongs to
+   * Signs `accountId` in, with the methods used (RFC 8176 `amr`, which the
+   * engine puts in the ID token). When the browser's current session belongs to
    * another user, that session is kept for them (the account picker lists
    * it): the browser switches to this user's own session, or to a new one.
    */
-  async function finishLogin(ctx: Context, loaded: Loaded, accountId: string, extra: Record<string, unknown> = {}): Promise<void> {
+  async function finishLogin(ctx: Context, loaded: Loaded, accountId: string, extra: Record<string, unknown> = {}, amr?: string[]): Promise<void> {
     await switchSession(ctx, loaded, accountId);
     // Signing in is also choosing the account: a pending select_account
     // prompt (requested, or several users in this browser) is settled too.
-    await finish(ctx, loaded, { ...extra, select_account: {}, login: { accountId, remember: true } });
+    await finish(ctx, loaded, { ...extra, select_account: {}, login: { accountId, remember: true, amr: amr ?? ['pwd'] } });
   }
 
   async function switchSession(ctx: Context, loaded: Loaded, accountId: string): Promise<void> {
@@ -223,6 +234,16 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     return false;
   }
 
+  securityRoutes(router, {
+    db: deps.db,
+    keys: deps.factorKeys,
+    cookieKey: deps.securityKey,
+    issuer: deps.engine.provider.issuer,
+    throttle: deps.throttle,
+    announce: () => deps.announce?.('users'),
+    render,
+  });
+
   router.get('/:uid', async (ctx) => {
     const loaded = await load(ctx);
     const prompt = loaded.interaction.prompt.name;
@@ -266,10 +287,42 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       return render(ctx, passwordPage(loaded.page, { loginName: name, error }));
     }
     const accountId = outcome.userId;
-    deps.log.info({ requestId: ctx.state.requestId, event: 'login_succeeded', accountId }, 'login succeeded');
-    deps.metrics?.logins.inc({ result: 'success' });
+    if (await hasOtp(deps.db, accountId)) {
+      const { interaction } = loaded;
+      interaction.result = { ...interaction.result, [PENDING]: { accountId, loginName: name } };
+      await interaction.save(Math.max(1, (interaction.exp ?? epochNow() + 60) - epochNow()));
+      return render(ctx, otpPage(loaded.page, `${loaded.page.action}/otp`, { loginName: name }));
+    }
+    loginSucceeded(ctx, accountId);
     await finishLogin(ctx, loaded, accountId);
   });
+
+  router.post('/:uid/otp', async (ctx) => {
+    const loaded = await load(ctx);
+    if (!checkCsrf(ctx, loaded)) return;
+    const pending = loaded.interaction.result?.[PENDING] as { accountId: string; loginName: string } | undefined;
+    if (!pending) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.sessionExpired), 400);
+    const outcome = await checkSecondFactor(deps.db, deps.factorKeys, pending.accountId, text(form(ctx).code, 64), () => deps.announce?.('users'));
+    if (outcome.result !== 'ok') {
+      // A malformed code is a typing slip, not a guess: it neither counts nor is logged as a failure.
+      if (outcome.result !== 'malformed') {
+        await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
+        deps.log.info({ requestId: ctx.state.requestId, event: 'second_factor_failed', locked: outcome.result === 'locked' }, 'second factor failed');
+        deps.metrics?.logins.inc({ result: 'failure' });
+      }
+      const t = loaded.page.t;
+      const error = outcome.result === 'locked' ? t.accountLocked : outcome.result === 'malformed' ? t.otpMalformed : t.otpWrong;
+      return render(ctx, otpPage(loaded.page, `${loaded.page.action}/otp`, { loginName: pending.loginName, error }));
+    }
+    loginSucceeded(ctx, pending.accountId);
+    // RFC 8176: a recovery code is a one-time password too.
+    await finishLogin(ctx, loaded, pending.accountId, {}, ['pwd', 'otp', 'mfa']);
+  });
+
+  function loginSucceeded(ctx: Context, accountId: string): void {
+    deps.log.info({ requestId: ctx.state.requestId, event: 'login_succeeded', accountId }, 'login succeeded');
+    deps.metrics?.logins.inc({ result: 'success' });
+  }
 
   router.post('/:uid/select', async (ctx) => {
     const loaded = await load(ctx);

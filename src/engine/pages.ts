@@ -46,6 +46,13 @@ ul.accounts button:hover { background: #f6f8fe; }
 .who span { color: var(--muted); font-size: .88rem; }
 code { background: #f0f1f4; padding: .1rem .35rem; border-radius: 4px; }
 .row { display: grid; grid-template-columns: 1fr 1fr; gap: 0 .8rem; }
+h2 { font-size: 1.05rem; margin: 1.5rem 0 .5rem; }
+dl.factors { display: grid; grid-template-columns: 1fr auto; gap: .3rem 1rem; margin: 0 0 1rem; }
+dl.factors dd { margin: 0; color: var(--muted); }
+.qr { width: 12rem; max-width: 100%; margin: 0 auto 1rem; }
+.qr svg { display: block; width: 100%; height: auto; }
+ul.codes { columns: 2; list-style: none; padding: 0; font-family: ui-monospace, monospace; }
+ul.codes li { margin: .25rem 0; }
 @media (max-width: 420px) { main { padding: 1.5rem 1.25rem; } .row { grid-template-columns: 1fr; } }
 `;
 
