@@ -58,6 +58,8 @@ const en = {
   recoveryLead: 'Keep these codes somewhere safe. Each one signs you in once in place of a code from the app. They are shown only now.',
   done: 'Done',
   signOut: 'Sign out',
+  otpRequired: 'This sign-in needs a second factor. Set up an authenticator app to continue.',
+  noFactorAllowed: 'This sign-in needs a second factor, but none is allowed for your organization. Ask your administrator.',
 } as const;
 
 export type Messages = Record<keyof typeof en, string>;
@@ -119,6 +121,8 @@ const de: Messages = {
   recoveryLead: 'Bewahren Sie diese Codes sicher auf. Jeder meldet Sie einmal anstelle eines Codes aus der App an. Sie werden nur jetzt angezeigt.',
   done: 'Fertig',
   signOut: 'Abmelden',
+  otpRequired: 'Diese Anmeldung erfordert einen zweiten Faktor. Richten Sie eine Authenticator-App ein, um fortzufahren.',
+  noFactorAllowed: 'Diese Anmeldung erfordert einen zweiten Faktor, für Ihre Organisation ist aber keiner erlaubt. Wenden Sie sich an Ihre Administration.',
 };
 
 export const CATALOGUES: Record<string, Messages> = { en, de };

@@ -153,6 +153,12 @@ export interface SecurityContext {
   /** Base of the forms: /ui/login/security */
   action: string;
   csrf: string;
+  /** Why the set-up page is shown (a login that requires a second factor). */
+  lead?: string;
+  /** Where "cancel" leads; the security page by default. */
+  cancel?: string;
+  /** Where the set-up's code goes; the security page's by default. */
+  confirm?: string;
 }
 
 /** The fresh sign-in in front of the security page. */
@@ -195,26 +201,30 @@ export function otpSetupPage(c: SecurityContext, values: { qrSvg: string; secret
   const grouped = values.secret.replace(/(.{4})(?=.)/g, '$1 ');
   return page(c.t.otpSetUp, `
 <h1>${e(c.t.otpSetUp)}</h1>
+${c.lead ? `<p class="lead">${e(c.lead)}</p>` : ''}
 <p class="lead" id="setupHelp">${e(c.t.otpSetupLead)}</p>
 <div class="qr" role="img" aria-label="QR code">${values.qrSvg}</div>
 <p>${e(c.t.otpSecret)}: <code id="otpSecret">${e(grouped)}</code></p>
 ${errorBox(values.error)}
-<form method="post" action="${e(c.action)}/otp/confirm" novalidate>
+<form method="post" action="${e(c.confirm ?? `${c.action}/otp/confirm`)}" novalidate>
   ${hidden('csrf', c.csrf)}
   <label for="code">${e(c.t.otpCode)}</label>
   <input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" required autofocus maxlength="64" aria-describedby="setupHelp"${values.error ? ' aria-invalid="true"' : ''}>
   <div class="actions">
-    <a class="secondary button" href="${e(c.action)}">${e(c.t.cancel)}</a>
+    <a class="secondary button" href="${e(c.cancel ?? c.action)}">${e(c.t.cancel)}</a>
     <button type="submit">${e(c.t.otpConfirm)}</button>
   </div>
 </form>`, c.lang);
 }
 
-/** The recovery codes, shown this once. */
-export function recoveryCodesPage(c: SecurityContext, codes: string[]): string {
+/** The recovery codes, shown this once; `proceed` (a login that goes on) replaces the link back to the security page. */
+export function recoveryCodesPage(c: Pick<SecurityContext, 'lang' | 't' | 'action'>, codes: string[], proceed?: { action: string; csrf: string }): string {
+  const next = proceed
+    ? `<form method="post" action="${e(proceed.action)}">${hidden('csrf', proceed.csrf)}<button type="submit">${e(c.t.next)}</button></form>`
+    : `<a class="button" href="${e(c.action)}">${e(c.t.done)}</a>`;
   return page(c.t.recoveryTitle, `
 <h1>${e(c.t.recoveryTitle)}</h1>
 <p class="lead">${e(c.t.recoveryLead)}</p>
 <ul class="codes" id="recoveryCodes">${codes.map((code) => `<li><code>${e(code)}</code></li>`).join('')}</ul>
-<div class="actions"><span></span><a class="button" href="${e(c.action)}">${e(c.t.done)}</a></div>`, c.lang);
+<div class="actions"><span></span>${next}</div>`, c.lang);
 }
