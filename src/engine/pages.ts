@@ -36,8 +36,10 @@ button:hover, .button:hover { background: var(--accent-dark); }
 .actions { display: flex; justify-content: space-between; align-items: center; margin-top: 1.5rem; gap: 1rem; flex-wrap: wrap; }
 .secondary { background: none; color: var(--accent); padding: .7rem 0; }
 .secondary:hover { background: none; text-decoration: underline; }
-.identity { display: flex; align-items: center; gap: .6rem; border: 1px solid var(--line); border-radius: 999px; padding: .35rem .85rem .35rem .35rem; width: fit-content; margin: .75rem 0 .5rem; }
-.avatar { width: 2rem; height: 2rem; border-radius: 50%; background: #e6ebfd; color: var(--accent); display: grid; place-items: center; font-weight: 700; }
+.identity { display: flex; align-items: center; gap: .6rem; border: 1px solid var(--line); border-radius: 999px; padding: .35rem .85rem .35rem .35rem; width: fit-content; max-width: 100%; margin: .75rem 0 .5rem; }
+/* Login names may be long and unbroken (a.very.long.name@sub.domain): wrap them anywhere rather than overflow the card. */
+.identity > span:last-child, .who { min-width: 0; overflow-wrap: anywhere; }
+.avatar { flex: none; width: 2rem; height: 2rem; border-radius: 50%; background: #e6ebfd; color: var(--accent); display: grid; place-items: center; font-weight: 700; }
 ul.accounts { list-style: none; padding: 0; margin: 0; border: 1px solid var(--line); border-radius: 10px; }
 ul.accounts li + li { border-top: 1px solid var(--line); }
 ul.accounts button { width: 100%; display: flex; align-items: center; gap: .8rem; background: none; color: var(--text); text-align: left; border-radius: 0; padding: .8rem 1rem; font-weight: 400; }
