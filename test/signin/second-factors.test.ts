@@ -182,6 +182,20 @@ describe('in Chromium: second factors with an authenticator app', { skip: needsC
     assert.deepEqual((await finish()).amr, ['pwd']);
   });
 
+  test('the security page and the code prompt in German', async () => {
+    const { page: p } = await ui.freshPage({ locale: 'de-DE' });
+    await p.goto(`${ui.world.issuer}/ui/login/security`);
+    assert.equal(await p.getAttribute('html', 'lang'), 'de');
+    assert.equal((await p.textContent('h1'))?.trim(), 'Sicherheit');
+    await p.fill('#loginName', ui.users.nora.loginName);
+    await p.fill('#password', ui.users.nora.password);
+    await p.click('button[type=submit]');
+    assert.equal((await p.textContent('#otpState'))?.trim(), 'Nicht eingerichtet');
+    await p.click('text=Authenticator-App einrichten');
+    await submitCode(p, '12');
+    assert.match(await alert(p), /Geben Sie die 6 Ziffern/);
+  });
+
   test('the pages kept to the content security policy', () => {
     assert.deepEqual(cspViolations, []);
   });
