@@ -295,6 +295,25 @@ export const COMMANDS: Command[] = [
     describe: (_r, v) => [`Unlocked user ${str(v, 'user')}`],
   },
   {
+    name: 'auth-factors',
+    summary: "list a user's second factors (needs ORG_OWNER or ORG_USER_MANAGER)",
+    options: { user: { type: 'string', arg: '<userId>', description: 'user id' } },
+    required: ['user'],
+    request: (values) => ({ method: 'GET', path: `/management/v1/users/${id(str(values, 'user')!)}/auth_factors` }),
+    describe: (r, v) => {
+      const factors = (r.result as Array<{ otp?: object; state: string }>).map((f) => `${f.otp ? 'otp (authenticator app)' : 'unknown'}\t${f.state}`);
+      return factors.length ? factors : [`User ${str(v, 'user')} has no second factor`];
+    },
+  },
+  {
+    name: 'remove-otp',
+    summary: "remove a user's authenticator app and its recovery codes, e.g. when the device is lost (needs ORG_OWNER or ORG_USER_MANAGER)",
+    options: { user: { type: 'string', arg: '<userId>', description: 'user id' } },
+    required: ['user'],
+    request: (values) => ({ method: 'DELETE', path: `/management/v1/users/${id(str(values, 'user')!)}/auth_factors/otp` }),
+    describe: (_r, v) => [`Removed the authenticator app of user ${str(v, 'user')}`],
+  },
+  {
     name: 'lockout-policy',
     summary: "show the lockout policy of the org (or with --instance the instance default)",
     options: { instance: { type: 'boolean', description: 'the instance default (needs IAM_OWNER)' } },

@@ -19,13 +19,17 @@ import { loginName } from '../src/domain/users.ts';
 import { AlreadyExists, InvalidArgument, Unavailable } from '../src/domain/errors.ts';
 import { passwordLogin } from '../src/commands/password-login.ts';
 import { registerHuman } from '../src/commands/register-human.ts';
+import { beginOtpSetup, checkSecondFactor, confirmOtpSetup, hasOtp, pendingOtpSecret, type FactorKeys } from '../src/commands/otp.ts';
+import QRCode from 'qrcode';
+import { base32Encode, otpauthUri } from '../src/domain/totp.ts';
 import type { OrgSettings } from '../src/commands/setup-org.ts';
 import { validator } from '../src/admin/validate.ts';
 import { humanSchema } from '../src/admin/schemas.ts';
 import type { HumanInput } from '../src/commands/setup-org.ts';
 import { CATALOGUES, chooseLanguage, translate } from './i18n.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
-import { accountPickerPage, loginNamePage, messagePage, passwordPage, registrationPage, unavailablePage, type AccountChoice, type PageContext, type RegistrationValues } from './views.ts';
+import { securityRoutes } from './security.ts';
+import { accountPickerPage, loginNamePage, messagePage, otpPage, otpSetupPage, passwordPage, recoveryCodesPage, registrationPage, unavailablePage, type AccountChoice, type PageContext, type RegistrationValues } from './views.ts';
 import { RETRY_AFTER_SECONDS, StoreUnavailable } from '../src/storage/outage.ts';
 
 export interface InteractionDeps {
@@ -41,7 +45,28 @@ export interface InteractionDeps {
   /** Tells every node's user cache that a user was locked or unlocked. */
   /** Tells every node's caches that users changed (a login locked or unlocked one). */
   announce?: Announce;
+  /** Keys of second factors (sealed TOTP secrets, recovery code digests). */
+  factorKeys: FactorKeys;
+  /** Signs the cookie of the security page's own fresh sign-in. */
+  securityKey: Buffer;
 }
+
+/**
+ * A login whose password was right and which still owes a second factor
+ * (`setup`: one it must first set up; `verified`: set up and confirmed, the
+ * recovery codes on screen): kept in the interaction, server side.
+ */
+const PENDING = 'pendingSecondFactor';
+
+interface PendingLogin {
+  accountId: string;
+  loginName: string;
+  setup?: boolean;
+  verified?: boolean;
+}
+
+/** RFC 8176: a recovery code is a one-time password too. */
+const MFA_AMR = ['pwd', 'otp', 'mfa'];
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -120,22 +145,26 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   /** Saves the result and sends the browser back to the engine to finish the authorization. */
   async function finish(ctx: Context, loaded: Loaded, result: Record<string, unknown>): Promise<void> {
     const { interaction } = loaded;
-    interaction.result = { ...interaction.result, ...result };
+    const { [PENDING]: _done, ...earlier } = interaction.result ?? {};
+    interaction.result = { ...earlier, ...result };
     await interaction.save(Math.max(1, (interaction.exp ?? epochNow() + 60) - epochNow()));
     ctx.status = 303;
     ctx.redirect(interaction.returnTo);
   }
 
   /**
-   * Signs `accountId` in. When the browser's current session belongs to
+   * Signs `accountId` in, with the methods used (RFC 8176 `amr`, which the
+   * engine puts in the ID token). When the browser's current session belongs to
    * another user, that session is kept for them (the account picker lists
    * it): the browser switches to this user's own session, or to a new one.
    */
-  async function finishLogin(ctx: Context, loaded: Loaded, accountId: string, extra: Record<string, unknown> = {}): Promise<void> {
+  async function finishLogin(ctx: Context, loaded: Loaded, accountId: string, extra: Record<string, unknown> = {}, amr?: string[]): Promise<void> {
     await switchSession(ctx, loaded, accountId);
     // Signing in is also choosing the account: a pending select_account
     // prompt (requested, or several users in this browser) is settled too.
-    await finish(ctx, loaded, { ...extra, select_account: {}, login: { accountId, remember: true } });
+    const methods = amr ?? ['pwd'];
+    // acr "mfa" (docs/oidc.md): what acr_values=mfa asks for, said of every login with a second factor.
+    await finish(ctx, loaded, { ...extra, select_account: {}, login: { accountId, remember: true, amr: methods, ...(methods.includes('mfa') ? { acr: 'mfa' } : {}) } });
   }
 
   async function switchSession(ctx: Context, loaded: Loaded, accountId: string): Promise<void> {
@@ -223,6 +252,16 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     return false;
   }
 
+  securityRoutes(router, {
+    db: deps.db,
+    keys: deps.factorKeys,
+    cookieKey: deps.securityKey,
+    issuer: deps.engine.provider.issuer,
+    throttle: deps.throttle,
+    announce: () => deps.announce?.('users'),
+    render,
+  });
+
   router.get('/:uid', async (ctx) => {
     const loaded = await load(ctx);
     const prompt = loaded.interaction.prompt.name;
@@ -266,10 +305,104 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       return render(ctx, passwordPage(loaded.page, { loginName: name, error }));
     }
     const accountId = outcome.userId;
-    deps.log.info({ requestId: ctx.state.requestId, event: 'login_succeeded', accountId }, 'login succeeded');
-    deps.metrics?.logins.inc({ result: 'success' });
+    if (await hasOtp(deps.db, accountId)) {
+      await savePending(loaded, { accountId, loginName: name });
+      return render(ctx, otpPage(loaded.page, `${loaded.page.action}/otp`, { loginName: name }));
+    }
+    if (await mfaRequired(loaded, accountId)) {
+      const user = await findUser(deps.db, accountId);
+      const policy = await effectivePolicy(deps.db, LOGIN_POLICY, user!.org_id);
+      if (!policy.secondFactors.includes('SECOND_FACTOR_TYPE_OTP')) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.noFactorAllowed), 403);
+      await savePending(loaded, { accountId, loginName: name, setup: true });
+      return showSetup(ctx, loaded, name, await beginOtpSetup(deps.db, deps.factorKeys, accountId));
+    }
+    loginSucceeded(ctx, accountId);
     await finishLogin(ctx, loaded, accountId);
   });
+
+  /**
+   * A second factor is required of this login: by the login policy of the
+   * user's org (forceMfa) or by the app (acr_values=mfa).
+   */
+  async function mfaRequired(loaded: Loaded, accountId: string): Promise<boolean> {
+    const acrValues = (loaded.interaction.params as Record<string, unknown>).acr_values;
+    if (typeof acrValues === 'string' && acrValues.split(' ').includes('mfa')) return true;
+    const user = await findUser(deps.db, accountId);
+    return Boolean(user) && (await effectivePolicy(deps.db, LOGIN_POLICY, user!.org_id)).forceMfa;
+  }
+
+  async function savePending(loaded: Loaded, pending: PendingLogin): Promise<void> {
+    const { interaction } = loaded;
+    interaction.result = { ...interaction.result, [PENDING]: pending };
+    await interaction.save(Math.max(1, (interaction.exp ?? epochNow() + 60) - epochNow()));
+  }
+
+  function pendingOf(ctx: Context, loaded: Loaded): PendingLogin | undefined {
+    const pending = loaded.interaction.result?.[PENDING] as PendingLogin | undefined;
+    if (!pending) render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.sessionExpired), 400);
+    return pending;
+  }
+
+  async function showSetup(ctx: Context, loaded: Loaded, name: string, secret: Buffer, error?: string): Promise<void> {
+    const uri = otpauthUri(secret, `Portcullis (${new URL(loaded.provider.issuer).host})`, name);
+    const qrSvg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+    const c = { ...loaded.page, lead: loaded.page.t.otpRequired };
+    render(ctx, otpSetupPage({ ...c, confirm: `${loaded.page.action}/otp-setup`, cancel: `${loaded.page.action}?other=1` }, { qrSvg, secret: base32Encode(secret), error }), error ? 400 : 200);
+  }
+
+  // forceMfa or acr_values=mfa and no factor yet: the user sets up an app before the login finishes.
+  router.post('/:uid/otp-setup', async (ctx) => {
+    const loaded = await load(ctx);
+    if (!checkCsrf(ctx, loaded)) return;
+    const pending = pendingOf(ctx, loaded);
+    if (!pending) return;
+    if (!pending.setup || pending.verified) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.sessionExpired), 400);
+    const secret = await pendingOtpSecret(deps.db, deps.factorKeys, pending.accountId);
+    if (!secret) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.sessionExpired), 400);
+    const code = text(form(ctx).code, 64).replace(/\s/g, '');
+    if (!/^[0-9]{6}$/.test(code)) return showSetup(ctx, loaded, pending.loginName, secret, loaded.page.t.otpMalformed);
+    const codes = await confirmOtpSetup(deps.db, deps.factorKeys, { userId: pending.accountId }, pending.accountId, code);
+    if (!codes) return showSetup(ctx, loaded, pending.loginName, secret, loaded.page.t.otpWrong);
+    await savePending(loaded, { ...pending, verified: true });
+    render(ctx, recoveryCodesPage(loaded.page, codes, { action: `${loaded.page.action}/continue`, csrf: loaded.page.csrf }));
+  });
+
+  router.post('/:uid/continue', async (ctx) => {
+    const loaded = await load(ctx);
+    if (!checkCsrf(ctx, loaded)) return;
+    const pending = pendingOf(ctx, loaded);
+    if (!pending) return;
+    if (!pending.verified) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.sessionExpired), 400);
+    loginSucceeded(ctx, pending.accountId);
+    await finishLogin(ctx, loaded, pending.accountId, {}, MFA_AMR);
+  });
+
+  router.post('/:uid/otp', async (ctx) => {
+    const loaded = await load(ctx);
+    if (!checkCsrf(ctx, loaded)) return;
+    const pending = pendingOf(ctx, loaded);
+    if (!pending) return;
+    if (pending.setup) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.sessionExpired), 400);
+    const outcome = await checkSecondFactor(deps.db, deps.factorKeys, pending.accountId, text(form(ctx).code, 64), () => deps.announce?.('users'));
+    if (outcome.result !== 'ok') {
+      // A malformed code is a typing slip, not a guess: it neither counts nor is logged as a failure.
+      if (outcome.result !== 'malformed') {
+        await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
+        deps.log.info({ requestId: ctx.state.requestId, event: 'second_factor_failed', locked: outcome.result === 'locked' }, 'second factor failed');
+        deps.metrics?.logins.inc({ result: 'failure' });
+      }
+      const t = loaded.page.t;
+      const error = outcome.result === 'locked' ? t.accountLocked : outcome.result === 'malformed' ? t.otpMalformed : t.otpWrong;
+      return render(ctx, otpPage(loaded.page, `${loaded.page.action}/otp`, { loginName: pending.loginName, error }));
+    }
+    loginSucceeded(ctx, pending.accountId);
+    await finishLogin(ctx, loaded, pending.accountId, {}, MFA_AMR);
+  });
+
+  function loginSucceeded(ctx: Context, accountId: string): void {
+    deps.log.info({ requestId: ctx.state.requestId, event: 'login_succeeded', accountId }, 'login succeeded');
+    deps.metrics?.logins.inc({ result: 'success' });
+  }
 
   router.post('/:uid/select', async (ctx) => {
     const loaded = await load(ctx);

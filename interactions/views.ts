@@ -128,3 +128,103 @@ export function unavailablePage(lang: string): string {
   const t = CATALOGUES[lang] ?? CATALOGUES.en!;
   return page(t.unavailableTitle, `<h1>${e(t.unavailableTitle)}</h1><p>${e(t.unavailable)}</p>`, lang);
 }
+
+/** The second step of a login: a code from the authenticator app, or a recovery code. */
+export function otpPage(c: Pick<PageContext, 'lang' | 't' | 'csrf'>, action: string, values: { loginName: string; error?: string }): string {
+  return page(c.t.otpTitle, `
+<h1>${e(c.t.otpTitle)}</h1>
+<div class="identity"><span class="avatar" aria-hidden="true">${initial(values.loginName)}</span><span>${e(values.loginName)}</span></div>
+<p class="lead" id="otpHelp">${e(c.t.otpPrompt)}</p>
+${errorBox(values.error)}
+<form method="post" action="${e(action)}" novalidate>
+  ${hidden('csrf', c.csrf)}
+  <label for="code">${e(c.t.otpCode)}</label>
+  <input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required autofocus maxlength="64" aria-describedby="otpHelp"${values.error ? ' aria-invalid="true"' : ''}>
+  <div class="actions">
+    <span></span>
+    <button type="submit">${e(c.t.otpVerify)}</button>
+  </div>
+</form>`, c.lang);
+}
+
+export interface SecurityContext {
+  lang: string;
+  t: Messages;
+  /** Base of the forms: /ui/login/security */
+  action: string;
+  csrf: string;
+  /** Why the set-up page is shown (a login that requires a second factor). */
+  lead?: string;
+  /** Where "cancel" leads; the security page by default. */
+  cancel?: string;
+  /** Where the set-up's code goes; the security page's by default. */
+  confirm?: string;
+}
+
+/** The fresh sign-in in front of the security page. */
+export function securitySignInPage(c: SecurityContext, values: { loginName?: string; error?: string }): string {
+  return page(c.t.securityTitle, `
+<h1>${e(c.t.securityTitle)}</h1>
+<p class="lead">${e(c.t.securityLead)}</p>
+${errorBox(values.error)}
+<form method="post" action="${e(c.action)}/sign-in" novalidate>
+  ${hidden('csrf', c.csrf)}
+  <label for="loginName">${e(c.t.loginName)}</label>
+  <input type="text" id="loginName" name="loginName" value="${e(values.loginName ?? '')}" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus maxlength="500">
+  <label for="password">${e(c.t.password)}</label>
+  <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="1024">
+  <div class="actions">
+    <span></span>
+    <button type="submit">${e(c.t.signIn)}</button>
+  </div>
+</form>`, c.lang);
+}
+
+/** The security page: the signed-in user's second factors. */
+export function securityPage(c: SecurityContext, values: { loginName: string; otp: boolean; error?: string }): string {
+  const otpAction = values.otp
+    ? `<form method="post" action="${e(c.action)}/otp/remove">${hidden('csrf', c.csrf)}<button type="submit" class="secondary">${e(c.t.otpRemove)}</button></form>`
+    : `<form method="post" action="${e(c.action)}/otp">${hidden('csrf', c.csrf)}<button type="submit">${e(c.t.otpSetUp)}</button></form>`;
+  return page(c.t.securityTitle, `
+<h1>${e(c.t.securityTitle)}</h1>
+<div class="identity"><span class="avatar" aria-hidden="true">${initial(values.loginName)}</span><span>${e(values.loginName)}</span></div>
+${errorBox(values.error)}
+<h2>${e(c.t.securityFactors)}</h2>
+<dl class="factors"><dt>${e(c.t.otpApp)}</dt><dd id="otpState">${e(values.otp ? c.t.otpReady : c.t.otpNone)}</dd></dl>
+${otpAction}
+<div class="actions"><span></span><form method="post" action="${e(c.action)}/sign-out">${hidden('csrf', c.csrf)}<button type="submit" class="secondary">${e(c.t.signOut)}</button></form></div>`, c.lang);
+}
+
+/** Set-up of an authenticator app: the QR code (inline SVG), the key in base32, and the code that confirms it. */
+export function otpSetupPage(c: SecurityContext, values: { qrSvg: string; secret: string; error?: string }): string {
+  // The key in groups of four, as apps show it; spaces do not matter to them.
+  const grouped = values.secret.replace(/(.{4})(?=.)/g, '$1 ');
+  return page(c.t.otpSetUp, `
+<h1>${e(c.t.otpSetUp)}</h1>
+${c.lead ? `<p class="lead">${e(c.lead)}</p>` : ''}
+<p class="lead" id="setupHelp">${e(c.t.otpSetupLead)}</p>
+<div class="qr" role="img" aria-label="QR code">${values.qrSvg}</div>
+<p>${e(c.t.otpSecret)}: <code id="otpSecret">${e(grouped)}</code></p>
+${errorBox(values.error)}
+<form method="post" action="${e(c.confirm ?? `${c.action}/otp/confirm`)}" novalidate>
+  ${hidden('csrf', c.csrf)}
+  <label for="code">${e(c.t.otpCode)}</label>
+  <input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" required autofocus maxlength="64" aria-describedby="setupHelp"${values.error ? ' aria-invalid="true"' : ''}>
+  <div class="actions">
+    <a class="secondary button" href="${e(c.cancel ?? c.action)}">${e(c.t.cancel)}</a>
+    <button type="submit">${e(c.t.otpConfirm)}</button>
+  </div>
+</form>`, c.lang);
+}
+
+/** The recovery codes, shown this once; `proceed` (a login that goes on) replaces the link back to the security page. */
+export function recoveryCodesPage(c: Pick<SecurityContext, 'lang' | 't' | 'action'>, codes: string[], proceed?: { action: string; csrf: string }): string {
+  const next = proceed
+    ? `<form method="post" action="${e(proceed.action)}">${hidden('csrf', proceed.csrf)}<button type="submit">${e(c.t.next)}</button></form>`
+    : `<a class="button" href="${e(c.action)}">${e(c.t.done)}</a>`;
+  return page(c.t.recoveryTitle, `
+<h1>${e(c.t.recoveryTitle)}</h1>
+<p class="lead">${e(c.t.recoveryLead)}</p>
+<ul class="codes" id="recoveryCodes">${codes.map((code) => `<li><code>${e(code)}</code></li>`).join('')}</ul>
+<div class="actions"><span></span>${next}</div>`, c.lang);
+}

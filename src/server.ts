@@ -161,7 +161,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         pageAssetRoutes(),
         consoleRoutes(consoleBundle, config.issuer),
         adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db, engineDeps.exchanges)], secretKey, announce, engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh }, throttle }),
-        interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics, throttle, announce }),
+        interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics, throttle, announce, factorKeys: { sealing: deriveKey(master.key, 'otp secret sealing'), digest: secretKey }, securityKey: deriveKey(master.key, 'security page cookie') }),
       ],
     });
     const server = createServer(app);

@@ -21,6 +21,8 @@ import { removeUser } from '../commands/remove-user.ts';
 import { unlockUser } from '../commands/unlock-user.ts';
 import { endUserSessions } from '../commands/end-user-sessions.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
+import { removeUserOtp } from '../commands/otp.ts';
+import { listAuthFactors } from '../queries/auth-factors.ts';
 import { addUserGrant, type UserGrantInput } from '../commands/user-grants.ts';
 import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
@@ -66,6 +68,13 @@ export function userRoutes(db: Database, announce: Announce, settings: OrgSettin
   router.post('/:userId/_unlock', async (ctx) => {
     parseEmpty(ctx.request.body ?? {});
     ctx.body = await unlockUser(db, announce, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+
+  router.get('/:userId/auth_factors', async (ctx) => {
+    ctx.body = await listAuthFactors(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+  router.delete('/:userId/auth_factors/otp', async (ctx) => {
+    ctx.body = await removeUserOtp(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
   });
 
   router.post('/:userId/keys', async (ctx) => {

@@ -19,7 +19,9 @@ export const KNOWN_SCOPES: ReadonlySet<string> = new Set(SCOPES);
 export const CLAIMS_BY_SCOPE: Record<string, string[]> = {
   // The roles claim is mapped to openid so the app's role assertion can
   // release it without the roles scope; accounts.ts decides when it is there.
-  openid: ['sub', ...RESOURCE_OWNER_CLAIMS, ROLES_CLAIM],
+  // amr (RFC 8176) and acr come from the login, not the account: listed here
+  // so the engine releases what the login UI records into the ID token.
+  openid: ['sub', 'amr', 'acr', ...RESOURCE_OWNER_CLAIMS, ROLES_CLAIM],
   profile: ['name', 'given_name', 'family_name', 'nickname', 'preferred_username', 'locale', 'gender', 'updated_at'],
   email: ['email', 'email_verified'],
   phone: ['phone_number', 'phone_number_verified'],

@@ -11,7 +11,8 @@ const { base, Prompt, Check } = interactionPolicy;
  * session whose user can no longer sign in (locked, inactive, removed:
  * findAccount finds no account) asks for a login again; the engine itself
  * only looks at the session's account id, and would go on to the consent
- * checks without an account.
+ * checks without an account. A request for acr_values=mfa asks again when
+ * the session's login had no second factor.
  */
 export function interactionPolicyFor(): interactionPolicy.Prompt[] {
   const policy = base();
@@ -20,6 +21,13 @@ export function interactionPolicyFor(): interactionPolicy.Prompt[] {
       ctx.oidc.session?.accountId && !ctx.oidc.account ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT,
     ),
     0,
+  );
+  // acr_values=mfa (docs/oidc.md): a session signed in without a second factor signs in again, with one.
+  policy.get('login')!.checks.add(
+    new Check('mfa_required', 'a second factor is required', 'login_required', (ctx: KoaContextWithOIDC) => {
+      const asked = String(ctx.oidc.params?.acr_values ?? '').split(' ').includes('mfa');
+      return asked && ctx.oidc.session?.accountId && !ctx.oidc.session.amr?.includes('mfa') ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT;
+    }),
   );
   policy.add(
     new Prompt(

@@ -36,8 +36,10 @@ button:hover, .button:hover { background: var(--accent-dark); }
 .actions { display: flex; justify-content: space-between; align-items: center; margin-top: 1.5rem; gap: 1rem; flex-wrap: wrap; }
 .secondary { background: none; color: var(--accent); padding: .7rem 0; }
 .secondary:hover { background: none; text-decoration: underline; }
-.identity { display: flex; align-items: center; gap: .6rem; border: 1px solid var(--line); border-radius: 999px; padding: .35rem .85rem .35rem .35rem; width: fit-content; margin: .75rem 0 .5rem; }
-.avatar { width: 2rem; height: 2rem; border-radius: 50%; background: #e6ebfd; color: var(--accent); display: grid; place-items: center; font-weight: 700; }
+.identity { display: flex; align-items: center; gap: .6rem; border: 1px solid var(--line); border-radius: 999px; padding: .35rem .85rem .35rem .35rem; width: fit-content; max-width: 100%; margin: .75rem 0 .5rem; }
+/* Login names may be long and unbroken (a.very.long.name@sub.domain): wrap them anywhere rather than overflow the card. */
+.identity > span:last-child, .who { min-width: 0; overflow-wrap: anywhere; }
+.avatar { flex: none; width: 2rem; height: 2rem; border-radius: 50%; background: #e6ebfd; color: var(--accent); display: grid; place-items: center; font-weight: 700; }
 ul.accounts { list-style: none; padding: 0; margin: 0; border: 1px solid var(--line); border-radius: 10px; }
 ul.accounts li + li { border-top: 1px solid var(--line); }
 ul.accounts button { width: 100%; display: flex; align-items: center; gap: .8rem; background: none; color: var(--text); text-align: left; border-radius: 0; padding: .8rem 1rem; font-weight: 400; }
@@ -46,6 +48,13 @@ ul.accounts button:hover { background: #f6f8fe; }
 .who span { color: var(--muted); font-size: .88rem; }
 code { background: #f0f1f4; padding: .1rem .35rem; border-radius: 4px; }
 .row { display: grid; grid-template-columns: 1fr 1fr; gap: 0 .8rem; }
+h2 { font-size: 1.05rem; margin: 1.5rem 0 .5rem; }
+dl.factors { display: grid; grid-template-columns: 1fr auto; gap: .3rem 1rem; margin: 0 0 1rem; }
+dl.factors dd { margin: 0; color: var(--muted); }
+.qr { width: 12rem; max-width: 100%; margin: 0 auto 1rem; }
+.qr svg { display: block; width: 100%; height: auto; }
+ul.codes { columns: 2; list-style: none; padding: 0; font-family: ui-monospace, monospace; }
+ul.codes li { margin: .25rem 0; }
 @media (max-width: 420px) { main { padding: 1.5rem 1.25rem; } .row { grid-template-columns: 1fr; } }
 `;
 

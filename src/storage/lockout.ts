@@ -50,7 +50,7 @@ export async function unlockUser(write: Write, user: { id: string; orgId: string
   if (rows[0]?.state !== 'locked') return false;
   const sequence = await write.append({ aggregateType: 'user', aggregateId: user.id, type: 'user.unlocked', resourceOwner: user.orgId, payload: { reason } });
   await write.tx.query(
-    "UPDATE users SET state = 'active', locked_until = NULL, failed_password_attempts = 0, sequence = $2, change_date = $3 WHERE id = $1",
+    "UPDATE users SET state = 'active', locked_until = NULL, failed_password_attempts = 0, failed_otp_attempts = 0, sequence = $2, change_date = $3 WHERE id = $1",
     [user.id, sequence, write.at],
   );
   return true;

@@ -333,6 +333,28 @@ describe('portcullis CLI against a real server', () => {
     assert.match(again.stderr, /not locked/);
   });
 
+  test('auth-factors and remove-otp: the authenticator app of a lost device is listed, then removed; removing it again is an error', async () => {
+    const human = await fetch(`${server.url}/management/v1/users/human`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.pat}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ userName: 'lost-lena', profile: { firstName: 'L', lastName: 'L' }, email: { email: 'lena@example.test' } }),
+    });
+    const { userId } = (await human.json()) as { userId: string };
+    assert.equal((await cli('auth-factors', '--user', userId)).stdout, `User ${userId} has no second factor\n`);
+    // Set up as the security page leaves it (the sealed secret's content does not matter here).
+    await server.running.db.query('INSERT INTO user_otp (user_id, secret, ready) VALUES ($1, $2, true)', [userId, Buffer.alloc(48)]);
+    const listed = await cli('auth-factors', '--user', userId);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(listed.stdout, 'otp (authenticator app)\tAUTH_FACTOR_STATE_READY\n');
+    const removed = await cli('remove-otp', '--user', userId);
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.equal(removed.stdout, `Removed the authenticator app of user ${userId}\n`);
+    const again = await cli('remove-otp', '--user', userId);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /no authenticator app/);
+    assert.equal((await cli('remove-otp')).code, 2, 'no user given');
+  });
+
   test('an unreachable server gives one line and exit 1', async () => {
     const r = await runCli(['add-project', '--name', 'x', '--url', 'http://127.0.0.1:1', '--pat-file', patFile]);
     assert.equal(r.code, 1);
