@@ -53,6 +53,8 @@ export interface InteractionDeps {
   securityKey: Buffer;
   /** Single-use WebAuthn challenges (engine-record storage). */
   challenges: ChallengeStore;
+  /** WEBAUTHN_RP_ID; the issuer's host when unset. */
+  webauthnRpId?: string;
 }
 
 /**
@@ -263,7 +265,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     return false;
   }
 
-  const rp = relyingPartyOf(deps.engine.provider.issuer);
+  const rp = relyingPartyOf(deps.engine.provider.issuer, deps.webauthnRpId);
 
   /**
    * The login-name page, with "Sign in with a passkey" when the login policy

@@ -160,7 +160,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         pageAssetRoutes(),
         consoleRoutes(consoleBundle, config.issuer),
         adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db, engineDeps.exchanges)], secretKey, announce, engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh }, throttle }),
-        interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics, throttle, announce, factorKeys: { sealing: deriveKey(master.key, 'otp secret sealing'), digest: secretKey }, securityKey: deriveKey(master.key, 'security page cookie'), challenges: challengeStore(adapter('WebAuthnChallenge')) }),
+        interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics, throttle, announce, factorKeys: { sealing: deriveKey(master.key, 'otp secret sealing'), digest: secretKey }, securityKey: deriveKey(master.key, 'security page cookie'), challenges: challengeStore(adapter('WebAuthnChallenge')), webauthnRpId: config.webauthnRpId }),
       ],
     });
     const server = createServer(app);

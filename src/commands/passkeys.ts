@@ -17,15 +17,15 @@ import { NotFound } from '../domain/errors.ts';
 import type { Principal } from '../domain/roles.ts';
 import { managedUser } from '../queries/get-user.ts';
 
-/** The relying party (WebAuthn 5.1): its id is the issuer's host name, its origin the issuer's origin. */
+/** The relying party (WebAuthn 5.1): its id is the issuer's host name (or WEBAUTHN_RP_ID), its origin the issuer's origin. */
 export interface RelyingParty {
   id: string;
   origin: string;
 }
 
-export function relyingPartyOf(issuer: string): RelyingParty {
+export function relyingPartyOf(issuer: string, rpId?: string): RelyingParty {
   const url = new URL(issuer);
-  return { id: url.hostname, origin: url.origin };
+  return { id: rpId ?? url.hostname, origin: url.origin };
 }
 
 /** Options for the browser's navigator.credentials call, and the id of their single-use challenge. */
