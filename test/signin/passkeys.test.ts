@@ -118,6 +118,16 @@ describe('in Chromium: passkeys', { skip: needsChromium }, () => {
     assert.equal(await p.locator('#code').count(), 0, 'no code field without an authenticator app');
     await p.click('#passkey-authenticate');
     assert.deepEqual((await finish()).amr, ['pwd', 'hwk', 'mfa']);
+
+    // The security page's own sign-in asks for the passkey too.
+    await p.goto(`${ui.world.issuer}/ui/login/security`);
+    await p.click('text=Sign out');
+    await p.fill('#loginName', pia.loginName);
+    await p.fill('#password', pia.password);
+    await p.click('button[type=submit]');
+    await p.click('#passkey-authenticate');
+    await p.waitForSelector('ul#passkeys');
+    assert.match((await p.textContent('#passkeys')) ?? '', /Laptop/);
   });
 
   test('refused with a message, no sign-in: a malformed response, a response for another challenge, a replayed assertion', async () => {
