@@ -30,6 +30,8 @@ export const SHORT_LIVED_MODELS: ReadonlySet<string> = new Set([
   'DevicePoll',
   'BackchannelAuthenticationRequest',
   'PreAuthorizedCode',
+  // Ours: single-use WebAuthn challenges (src/security/challenges.ts).
+  'WebAuthnChallenge',
 ]);
 
 export interface AdapterStores {

@@ -301,7 +301,7 @@ export const COMMANDS: Command[] = [
     required: ['user'],
     request: (values) => ({ method: 'GET', path: `/management/v1/users/${id(str(values, 'user')!)}/auth_factors` }),
     describe: (r, v) => {
-      const factors = (r.result as Array<{ otp?: object; state: string }>).map((f) => `${f.otp ? 'otp (authenticator app)' : 'unknown'}\t${f.state}`);
+      const factors = (r.result as Array<{ otp?: object; u2f?: { id: string; name: string }; state: string }>).map((f) => `${f.u2f ? `passkey ${f.u2f.id} (${f.u2f.name})` : 'otp (authenticator app)'}\t${f.state}`);
       return factors.length ? factors : [`User ${str(v, 'user')} has no second factor`];
     },
   },
@@ -312,6 +312,17 @@ export const COMMANDS: Command[] = [
     required: ['user'],
     request: (values) => ({ method: 'DELETE', path: `/management/v1/users/${id(str(values, 'user')!)}/auth_factors/otp` }),
     describe: (_r, v) => [`Removed the authenticator app of user ${str(v, 'user')}`],
+  },
+  {
+    name: 'remove-passkey',
+    summary: "remove one of a user's passkeys, e.g. when the device is lost (needs ORG_OWNER or ORG_USER_MANAGER)",
+    options: {
+      user: { type: 'string', arg: '<userId>', description: 'user id' },
+      passkey: { type: 'string', arg: '<passkeyId>', description: 'passkey id (from auth-factors)' },
+    },
+    required: ['user', 'passkey'],
+    request: (values) => ({ method: 'DELETE', path: `/management/v1/users/${id(str(values, 'user')!)}/passkeys/${id(str(values, 'passkey')!)}` }),
+    describe: (_r, v) => [`Removed passkey ${str(v, 'passkey')} of user ${str(v, 'user')}`],
   },
   {
     name: 'lockout-policy',

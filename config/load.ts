@@ -103,9 +103,18 @@ function checkRedisTopology(config: Config): void {
   }
 }
 
-export interface ConfigResult extends Omit<Config, 'masterKey' | 'instanceDomain'> {
+export interface ConfigResult extends Omit<Config, 'masterKey' | 'instanceDomain' | 'webauthnRpId'> {
   masterKey?: Buffer;
   instanceDomain: string;
+  webauthnRpId: string;
+}
+
+/** WebAuthn 5.1.3: the relying-party id is the origin's host or a registrable suffix of it; browsers refuse anything else. */
+function checkRpId(rpId: string | undefined, issuer: string): string {
+  const host = new URL(issuer).hostname.toLowerCase();
+  const id = (rpId ?? host).toLowerCase();
+  if (id !== host && !host.endsWith(`.${id}`)) throw new ConfigError(`WEBAUTHN_RP_ID must be the ISSUER host (${host}) or a parent domain of it (got "${rpId}")`);
+  return id;
 }
 
 /**
@@ -145,5 +154,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
   const issuer = checkIssuer(config.issuer ?? `http://localhost:${config.port}`);
   const masterKey = config.masterKey === undefined ? undefined : decodeMasterKey(config.masterKey);
   const instanceDomain = (config.instanceDomain ?? new URL(issuer).hostname).toLowerCase();
-  return { ...config, issuer, masterKey, instanceDomain };
+  return { ...config, issuer, masterKey, instanceDomain, webauthnRpId: checkRpId(config.webauthnRpId, issuer) };
 }

@@ -43,6 +43,7 @@ export interface Config {
   shutdownTimeout: number;
   keyRotationInterval: number;
   instanceDomain?: string;
+  webauthnRpId?: string;
   instanceOrgName: string;
   adminPassword?: string;
   passwordMinLength: number;
@@ -81,6 +82,7 @@ export const settings: Setting[] = [
   { key: 'interactionLifetime', env: 'INTERACTION_LIFETIME', schema: { ...duration, default: 3600 }, description: 'Time a user has to finish a login page flow', duration: true },
   { key: 'keyRotationInterval', env: 'KEY_ROTATION_INTERVAL', schema: { ...duration, minimum: 60, default: 86400 }, description: 'How long a signing key signs before the next one takes over (at least 60 s)', duration: true },
   { key: 'instanceDomain', env: 'INSTANCE_DOMAIN', schema: { type: 'string', format: 'hostname', maxLength: 200 }, description: 'Domain under which org domains are generated (`{org-slug}.{INSTANCE_DOMAIN}`); default: the ISSUER host' },
+  { key: 'webauthnRpId', env: 'WEBAUTHN_RP_ID', schema: { type: 'string', format: 'hostname', maxLength: 200 }, description: 'WebAuthn relying-party id of passkeys: the ISSUER host or a parent domain of it; default: the ISSUER host' },
   { key: 'instanceOrgName', env: 'INSTANCE_ORG_NAME', schema: { type: 'string', minLength: 1, maxLength: 200, default: 'Default' }, description: 'Name of the first org, created on first start' },
   { key: 'adminPassword', env: 'ADMIN_PASSWORD', schema: { type: 'string', minLength: 8, maxLength: 1024 }, description: 'Password of the first admin user `admin@{first org domain}`; unset: generated into `DATA_DIR/admin.password`', secret: true },
   { key: 'passwordMinLength', env: 'PASSWORD_MIN_LENGTH', schema: { type: 'integer', minimum: 1, maximum: 128, default: 8 }, description: 'Password policy: minimum length of human passwords' },

@@ -28,7 +28,9 @@ import { humanSchema } from '../src/admin/schemas.ts';
 import type { HumanInput } from '../src/commands/setup-org.ts';
 import { CATALOGUES, chooseLanguage, translate } from './i18n.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
-import { securityRoutes } from './security.ts';
+import { passkeyError, securityRoutes } from './security.ts';
+import { authenticationCeremony, completeAuthentication, hasPasskey, relyingPartyOf } from '../src/commands/passkeys.ts';
+import type { ChallengeStore } from '../src/security/challenges.ts';
 import { accountPickerPage, loginNamePage, messagePage, otpPage, otpSetupPage, passwordPage, recoveryCodesPage, registrationPage, unavailablePage, type AccountChoice, type PageContext, type RegistrationValues } from './views.ts';
 import { RETRY_AFTER_SECONDS, StoreUnavailable } from '../src/storage/outage.ts';
 
@@ -49,6 +51,10 @@ export interface InteractionDeps {
   factorKeys: FactorKeys;
   /** Signs the cookie of the security page's own fresh sign-in. */
   securityKey: Buffer;
+  /** Single-use WebAuthn challenges (engine-record storage). */
+  challenges: ChallengeStore;
+  /** WEBAUTHN_RP_ID; the issuer's host when unset. */
+  webauthnRpId?: string;
 }
 
 /**
@@ -67,6 +73,10 @@ interface PendingLogin {
 
 /** RFC 8176: a recovery code is a one-time password too. */
 const MFA_AMR = ['pwd', 'otp', 'mfa'];
+/** A password and a passkey: hardware-secured key (RFC 8176 hwk). */
+const PASSKEY_FACTOR_AMR = ['pwd', 'hwk', 'mfa'];
+/** A passkey alone: a hardware-secured key, unlocked by the user's verification (biometric or PIN). */
+const PASSKEY_AMR = ['hwk', 'user'];
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -163,8 +173,11 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     // Signing in is also choosing the account: a pending select_account
     // prompt (requested, or several users in this browser) is settled too.
     const methods = amr ?? ['pwd'];
-    // acr "mfa" (docs/oidc.md): what acr_values=mfa asks for, said of every login with a second factor.
-    await finish(ctx, loaded, { ...extra, select_account: {}, login: { accountId, remember: true, amr: methods, ...(methods.includes('mfa') ? { acr: 'mfa' } : {}) } });
+    // acr "mfa" (docs/oidc.md): what acr_values=mfa asks for, said of every
+    // login with a second factor, and of a passkey with user verification
+    // (something held and something known or been).
+    const multiFactor = methods.includes('mfa') || (methods.includes('hwk') && methods.includes('user'));
+    await finish(ctx, loaded, { ...extra, select_account: {}, login: { accountId, remember: true, amr: methods, ...(multiFactor ? { acr: 'mfa' } : {}) } });
   }
 
   async function switchSession(ctx: Context, loaded: Loaded, accountId: string): Promise<void> {
@@ -252,7 +265,33 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     return false;
   }
 
+  const rp = relyingPartyOf(deps.engine.provider.issuer, deps.webauthnRpId);
+
+  /**
+   * The login-name page, with "Sign in with a passkey" when the login policy
+   * allows passwordless sign-in: the app's org's, before the user is known
+   * (else the instance default).
+   */
+  async function loginNameView(ctx: Context, loaded: Loaded, values: { loginName?: string; error?: string }, status = 200): Promise<void> {
+    const policy = await effectivePolicy(deps.db, LOGIN_POLICY, loaded.client?.org_id ?? '');
+    const passkey = policy.passwordlessType === 'PASSWORDLESS_TYPE_ALLOWED'
+      ? { ...(await authenticationCeremony(deps.db, deps.challenges, rp)), action: `${loaded.page.action}/passkey`, csrf: loaded.page.csrf }
+      : undefined;
+    render(ctx, loginNamePage(loaded.page, { ...values, canRegister: await canRegister(loaded), passkey }), status);
+  }
+
+  /** The second step after the password: a code field (authenticator app) and/or a passkey button. */
+  async function secondFactorView(ctx: Context, loaded: Loaded, pending: PendingLogin, error?: string): Promise<void> {
+    const otp = await hasOtp(deps.db, pending.accountId);
+    const passkey = (await hasPasskey(deps.db, pending.accountId))
+      ? { ...(await authenticationCeremony(deps.db, deps.challenges, rp, pending.accountId)), action: `${loaded.page.action}/passkey-factor`, csrf: loaded.page.csrf }
+      : undefined;
+    render(ctx, otpPage(loaded.page, `${loaded.page.action}/otp`, { loginName: pending.loginName, error, otp, passkey }));
+  }
+
   securityRoutes(router, {
+    challenges: deps.challenges,
+    rp,
     db: deps.db,
     keys: deps.factorKeys,
     cookieKey: deps.securityKey,
@@ -272,14 +311,14 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       if (choices.length) return render(ctx, accountPickerPage(loaded.page, choices));
     }
     const prefill = ctx.query.other === undefined ? await currentLoginName(loaded) : undefined;
-    render(ctx, loginNamePage(loaded.page, { loginName: prefill, canRegister: await canRegister(loaded) }));
+    await loginNameView(ctx, loaded, { loginName: prefill });
   });
 
   router.post('/:uid/login-name', async (ctx) => {
     const loaded = await load(ctx);
     if (!checkCsrf(ctx, loaded)) return;
     const name = text(form(ctx).loginName, 500).trim();
-    if (!name) return render(ctx, loginNamePage(loaded.page, { error: loaded.page.t.fieldRequired, canRegister: await canRegister(loaded) }));
+    if (!name) return loginNameView(ctx, loaded, { error: loaded.page.t.fieldRequired });
     // Unknown login names get the password page too: the two steps do not
     // tell who has an account.
     render(ctx, passwordPage(loaded.page, { loginName: name }));
@@ -305,9 +344,9 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       return render(ctx, passwordPage(loaded.page, { loginName: name, error }));
     }
     const accountId = outcome.userId;
-    if (await hasOtp(deps.db, accountId)) {
+    if ((await hasOtp(deps.db, accountId)) || (await hasPasskey(deps.db, accountId))) {
       await savePending(loaded, { accountId, loginName: name });
-      return render(ctx, otpPage(loaded.page, `${loaded.page.action}/otp`, { loginName: name }));
+      return secondFactorView(ctx, loaded, { accountId, loginName: name });
     }
     if (await mfaRequired(loaded, accountId)) {
       const user = await findUser(deps.db, accountId);
@@ -377,6 +416,40 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     await finishLogin(ctx, loaded, pending.accountId, {}, MFA_AMR);
   });
 
+  // Passwordless: a discoverable credential, user verification required; no login name typed.
+  router.post('/:uid/passkey', async (ctx) => {
+    const loaded = await load(ctx);
+    if (!checkCsrf(ctx, loaded)) return;
+    const body = form(ctx);
+    const outcome = await completeAuthentication(deps.db, deps.challenges, rp, text(body.challengeId, 64), text(body.response, 16384));
+    if (!outcome.ok) {
+      if (outcome.reason === 'rejected') await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
+      return loginNameView(ctx, loaded, { error: passkeyError(loaded.page.t, outcome.reason) }, 400);
+    }
+    const user = await findUser(deps.db, outcome.value);
+    if (user?.state !== 'active') return loginNameView(ctx, loaded, { error: loaded.page.t.accountLocked }, 400);
+    loginSucceeded(ctx, user.id);
+    await finishLogin(ctx, loaded, user.id, {}, PASSKEY_AMR);
+  });
+
+  router.post('/:uid/passkey-factor', async (ctx) => {
+    const loaded = await load(ctx);
+    if (!checkCsrf(ctx, loaded)) return;
+    const pending = pendingOf(ctx, loaded);
+    if (!pending) return;
+    if (pending.setup) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.sessionExpired), 400);
+    const body = form(ctx);
+    const outcome = await completeAuthentication(deps.db, deps.challenges, rp, text(body.challengeId, 64), text(body.response, 16384), pending.accountId);
+    if (!outcome.ok) {
+      if (outcome.reason === 'rejected') await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
+      return secondFactorView(ctx, loaded, pending, passkeyError(loaded.page.t, outcome.reason));
+    }
+    const user = await findUser(deps.db, pending.accountId);
+    if (user?.state !== 'active') return secondFactorView(ctx, loaded, pending, loaded.page.t.accountLocked);
+    loginSucceeded(ctx, pending.accountId);
+    await finishLogin(ctx, loaded, pending.accountId, {}, PASSKEY_FACTOR_AMR);
+  });
+
   router.post('/:uid/otp', async (ctx) => {
     const loaded = await load(ctx);
     if (!checkCsrf(ctx, loaded)) return;
@@ -393,7 +466,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       }
       const t = loaded.page.t;
       const error = outcome.result === 'locked' ? t.accountLocked : outcome.result === 'malformed' ? t.otpMalformed : t.otpWrong;
-      return render(ctx, otpPage(loaded.page, `${loaded.page.action}/otp`, { loginName: pending.loginName, error }));
+      return secondFactorView(ctx, loaded, pending, error);
     }
     loginSucceeded(ctx, pending.accountId);
     await finishLogin(ctx, loaded, pending.accountId, {}, MFA_AMR);
@@ -410,7 +483,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const accountId = text(form(ctx).accountId, 64);
     const choices = await accountChoices(ctx, loaded.provider);
     if (!choices.some((c) => c.accountId === accountId)) {
-      return render(ctx, loginNamePage(loaded.page, { canRegister: await canRegister(loaded) }));
+      return loginNameView(ctx, loaded, {});
     }
     await switchSession(ctx, loaded, accountId);
     await finish(ctx, loaded, { select_account: {} });

@@ -11,9 +11,13 @@ import { base32Encode, otpauthUri } from '../src/domain/totp.ts';
 import { passwordLogin } from '../src/commands/password-login.ts';
 import { beginOtpSetup, checkSecondFactor, confirmOtpSetup, hasOtp, pendingOtpSecret, removeOwnOtp, type FactorKeys } from '../src/commands/otp.ts';
 import { AlreadyExists } from '../src/domain/errors.ts';
+import { authenticationCeremony, completeAuthentication, completeRegistration, registrationCeremony, removeOwnPasskey, type PasskeyRefusal, type RelyingParty } from '../src/commands/passkeys.ts';
+import { passkeysOf } from '../src/storage/passkeys.ts';
+import type { ChallengeStore } from '../src/security/challenges.ts';
 import { INTERACTION_PATH } from '../src/engine/routes.ts';
 import { CATALOGUES, chooseLanguage, translate } from './i18n.ts';
 import { messagePage, otpPage, otpSetupPage, recoveryCodesPage, securityPage, securitySignInPage, type SecurityContext } from './views.ts';
+import type { Messages } from './i18n.ts';
 
 export interface SecurityDeps {
   db: Database;
@@ -24,6 +28,8 @@ export interface SecurityDeps {
   issuer: string;
   throttle?: AuthThrottle;
   announce?: () => void;
+  challenges: ChallengeStore;
+  rp: RelyingParty;
   render(ctx: Context, html: string, status?: number): void;
 }
 
@@ -50,6 +56,11 @@ function form(ctx: Context): Record<string, unknown> {
 
 function text(value: unknown, max = 1024): string {
   return typeof value === 'string' ? value.slice(0, max) : '';
+}
+
+/** The page's message for a refused passkey response. */
+export function passkeyError(t: Messages, reason: PasskeyRefusal): string {
+  return reason === 'malformed' ? t.passkeyMalformed : reason === 'challenge' ? t.passkeyExpired : t.passkeyFailed;
 }
 
 /**
@@ -108,7 +119,18 @@ export function securityRoutes(router: Router, deps: SecurityDeps): void {
 
   async function showHome(ctx: Context, state: SecurityState, error?: string): Promise<void> {
     const c = context(ctx, state);
-    deps.render(ctx, securityPage(c, { loginName: await nameOf(state.user!), otp: await hasOtp(deps.db, state.user!), error }));
+    const userId = state.user!;
+    const ceremony = await registrationCeremony(deps.db, deps.challenges, deps.rp, userId);
+    const passkeys = (await passkeysOf(deps.db, userId)).map((p) => ({ id: p.id, name: p.name }));
+    deps.render(ctx, securityPage(c, { loginName: await nameOf(userId), otp: await hasOtp(deps.db, userId), passkeys, register: { ...ceremony, action: `${PATH}/passkey`, csrf: c.csrf }, error }), error ? 400 : 200);
+  }
+
+  /** The second step of the page's sign-in: a code field when the user has an app, a passkey button when they have passkeys. */
+  async function showSecondFactor(ctx: Context, state: SecurityState, userId: string, error?: string): Promise<void> {
+    const c = context(ctx, state);
+    const otp = await hasOtp(deps.db, userId);
+    const passkey = (await passkeysOf(deps.db, userId)).length ? { ...(await authenticationCeremony(deps.db, deps.challenges, deps.rp, userId)), action: `${PATH}/passkey-factor`, csrf: c.csrf } : undefined;
+    deps.render(ctx, otpPage(c, `${PATH}/code`, { loginName: await nameOf(userId), error, otp, passkey }));
   }
 
   async function showSetup(ctx: Context, state: SecurityState, secret: Buffer, error?: string): Promise<void> {
@@ -149,9 +171,9 @@ export function securityRoutes(router: Router, deps: SecurityDeps): void {
     }
     // A new id on every change of who is signed in: tokens of before do not carry over.
     const next = newState();
-    if (await hasOtp(deps.db, outcome.userId)) {
+    if ((await hasOtp(deps.db, outcome.userId)) || (await passkeysOf(deps.db, outcome.userId)).length) {
       writeState(ctx, { ...next, pending: outcome.userId });
-      return deps.render(ctx, otpPage(context(ctx, next), `${PATH}/code`, { loginName: await nameOf(outcome.userId) }));
+      return showSecondFactor(ctx, next, outcome.userId);
     }
     writeState(ctx, { ...next, user: outcome.userId });
     backHome(ctx);
@@ -166,9 +188,42 @@ export function securityRoutes(router: Router, deps: SecurityDeps): void {
     if (outcome.result !== 'ok') {
       if (outcome.result !== 'malformed') await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
       const error = outcome.result === 'locked' ? c.t.accountLocked : outcome.result === 'malformed' ? c.t.otpMalformed : c.t.otpWrong;
-      return deps.render(ctx, otpPage(c, `${PATH}/code`, { loginName: await nameOf(state.pending), error }));
+      return showSecondFactor(ctx, state, state.pending, error);
     }
     writeState(ctx, { ...newState(), user: state.pending });
+    backHome(ctx);
+  });
+
+  router.post('/security/passkey-factor', async (ctx) => {
+    const state = posted(ctx);
+    if (!state) return;
+    const c = context(ctx, state);
+    if (!state.pending) return deps.render(ctx, messagePage(c.lang, c.t, c.t.sessionExpired), 400);
+    const body = form(ctx);
+    const outcome = await completeAuthentication(deps.db, deps.challenges, deps.rp, text(body.challengeId, 64), text(body.response, 16384), state.pending);
+    if (!outcome.ok) return showSecondFactor(ctx, state, state.pending, passkeyError(c.t, outcome.reason));
+    const user = await findUser(deps.db, outcome.value);
+    if (user?.state !== 'active') return showSecondFactor(ctx, state, state.pending, c.t.accountLocked);
+    writeState(ctx, { ...newState(), user: state.pending });
+    backHome(ctx);
+  });
+
+  router.post('/security/passkey', async (ctx) => {
+    const state = posted(ctx);
+    if (!state) return;
+    if (!state.user) return backHome(ctx);
+    const c = context(ctx, state);
+    const body = form(ctx);
+    const name = text(body.name, 100).trim() || 'Passkey';
+    const outcome = await completeRegistration(deps.db, deps.challenges, deps.rp, state.user, text(body.challengeId, 64), text(body.response, 16384), name);
+    if (!outcome.ok) return showHome(ctx, state, passkeyError(c.t, outcome.reason));
+    backHome(ctx);
+  });
+
+  router.post('/security/passkey/remove', async (ctx) => {
+    const state = posted(ctx);
+    if (!state) return;
+    if (state.user) await removeOwnPasskey(deps.db, state.user, text(form(ctx).passkeyId, 64));
     backHome(ctx);
   });
 

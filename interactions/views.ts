@@ -1,4 +1,4 @@
-import { escapeHtml as e, page } from '../src/engine/pages.ts';
+import { escapeHtml as e, page, PAGE_ASSETS } from '../src/engine/pages.ts';
 import { CATALOGUES, translate, type Messages } from './i18n.ts';
 
 // Server-rendered pages: plain forms that work without JavaScript, each
@@ -31,7 +31,29 @@ function initial(name: string): string {
   return e([...name.trim()][0]?.toUpperCase() ?? '?');
 }
 
-export function loginNamePage(c: PageContext, values: { loginName?: string; error?: string; canRegister: boolean }): string {
+/** A passkey ceremony the page offers: where its response goes, and the options of its single-use challenge. */
+export interface PasskeyCeremony {
+  action: string;
+  csrf: string;
+  challengeId: string;
+  options: unknown;
+}
+
+const PASSKEY_SCRIPTS = `<script src="${PAGE_ASSETS.webauthn.path}"></script><script src="${PAGE_ASSETS.passkeyForms.path}"></script>`;
+
+/** A form whose button runs the WebAuthn ceremony in the browser (our served script) and posts its response. */
+function passkeyForm(kind: 'register' | 'authenticate', ceremony: PasskeyCeremony, label: string, fields = '', buttonClass = ''): string {
+  return `<form method="post" action="${e(ceremony.action)}" data-passkey="${kind}" data-options="${e(JSON.stringify(ceremony.options))}" class="passkey" hidden>
+  ${hidden('csrf', ceremony.csrf)}
+  ${hidden('challengeId', ceremony.challengeId)}
+  <input type="hidden" name="response" value="">
+  ${fields}
+  <button type="button" data-start id="passkey-${kind}"${buttonClass ? ` class="${buttonClass}"` : ''}>${e(label)}</button>
+</form>
+${PASSKEY_SCRIPTS}`;
+}
+
+export function loginNamePage(c: PageContext, values: { loginName?: string; error?: string; canRegister: boolean; passkey?: PasskeyCeremony }): string {
   return page(c.t.signIn, `
 <h1>${e(c.t.signIn)}</h1>
 <p class="lead">${e(translate(c.t, 'signInTo', { app: c.appName }))}</p>
@@ -45,7 +67,8 @@ ${errorBox(values.error)}
     ${values.canRegister ? `<a class="secondary button" href="${e(c.action)}/register">${e(c.t.registerLink)}</a>` : '<span></span>'}
     <button type="submit">${e(c.t.next)}</button>
   </div>
-</form>`, c.lang);
+</form>
+${values.passkey ? passkeyForm('authenticate', values.passkey, c.t.passkeySignIn, `<p class="or">${e(c.t.or)}</p>`, 'secondary-button') : ''}`, c.lang);
 }
 
 export function passwordPage(c: PageContext, values: { loginName: string; error?: string }): string {
@@ -130,13 +153,14 @@ export function unavailablePage(lang: string): string {
 }
 
 /** The second step of a login: a code from the authenticator app, or a recovery code. */
-export function otpPage(c: Pick<PageContext, 'lang' | 't' | 'csrf'>, action: string, values: { loginName: string; error?: string }): string {
+export function otpPage(c: Pick<PageContext, 'lang' | 't' | 'csrf'>, action: string, values: { loginName: string; error?: string; otp?: boolean; passkey?: PasskeyCeremony }): string {
+  const passkey = values.passkey ? passkeyForm('authenticate', values.passkey, c.t.passkeyUse, values.otp === false ? '' : `<p class="or">${e(c.t.or)}</p>`, values.otp === false ? '' : 'secondary-button') : '';
   return page(c.t.otpTitle, `
 <h1>${e(c.t.otpTitle)}</h1>
 <div class="identity"><span class="avatar" aria-hidden="true">${initial(values.loginName)}</span><span>${e(values.loginName)}</span></div>
-<p class="lead" id="otpHelp">${e(c.t.otpPrompt)}</p>
+${values.otp === false ? '' : `<p class="lead" id="otpHelp">${e(c.t.otpPrompt)}</p>`}
 ${errorBox(values.error)}
-<form method="post" action="${e(action)}" novalidate>
+${values.otp === false ? passkey : `<form method="post" action="${e(action)}" novalidate>
   ${hidden('csrf', c.csrf)}
   <label for="code">${e(c.t.otpCode)}</label>
   <input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required autofocus maxlength="64" aria-describedby="otpHelp"${values.error ? ' aria-invalid="true"' : ''}>
@@ -144,7 +168,7 @@ ${errorBox(values.error)}
     <span></span>
     <button type="submit">${e(c.t.otpVerify)}</button>
   </div>
-</form>`, c.lang);
+</form>${passkey}`}`, c.lang);
 }
 
 export interface SecurityContext {
@@ -181,7 +205,13 @@ ${errorBox(values.error)}
 }
 
 /** The security page: the signed-in user's second factors. */
-export function securityPage(c: SecurityContext, values: { loginName: string; otp: boolean; error?: string }): string {
+export function securityPage(c: SecurityContext, values: { loginName: string; otp: boolean; passkeys: Array<{ id: string; name: string }>; register?: PasskeyCeremony; error?: string }): string {
+  const passkeys = values.passkeys.length
+    ? `<ul class="passkeys" id="passkeys">${values.passkeys.map((p) => `<li><span>${e(p.name)}</span><form method="post" action="${e(c.action)}/passkey/remove">${hidden('csrf', c.csrf)}${hidden('passkeyId', p.id)}<button type="submit" class="secondary" aria-label="${e(`${c.t.passkeyRemove}: ${p.name}`)}">${e(c.t.passkeyRemove)}</button></form></li>`).join('')}</ul>`
+    : `<p class="help" id="passkeys">${e(c.t.passkeyNone)}</p>`;
+  const register = values.register
+    ? passkeyForm('register', values.register, c.t.passkeyAdd, `<label for="passkeyName">${e(c.t.passkeyName)}</label><input type="text" id="passkeyName" name="name" value="Passkey" maxlength="100" required>`)
+    : '';
   const otpAction = values.otp
     ? `<form method="post" action="${e(c.action)}/otp/remove">${hidden('csrf', c.csrf)}<button type="submit" class="secondary">${e(c.t.otpRemove)}</button></form>`
     : `<form method="post" action="${e(c.action)}/otp">${hidden('csrf', c.csrf)}<button type="submit">${e(c.t.otpSetUp)}</button></form>`;
@@ -192,6 +222,9 @@ ${errorBox(values.error)}
 <h2>${e(c.t.securityFactors)}</h2>
 <dl class="factors"><dt>${e(c.t.otpApp)}</dt><dd id="otpState">${e(values.otp ? c.t.otpReady : c.t.otpNone)}</dd></dl>
 ${otpAction}
+<h2>${e(c.t.passkeys)}</h2>
+${passkeys}
+${register}
 <div class="actions"><span></span><form method="post" action="${e(c.action)}/sign-out">${hidden('csrf', c.csrf)}<button type="submit" class="secondary">${e(c.t.signOut)}</button></form></div>`, c.lang);
 }
 

@@ -10,6 +10,7 @@ import { ensureSigningKey, loadSigningKeys, type SigningKey } from './keys/signi
 import { advanceSigningKeys } from './keys/rotation.ts';
 import { watchSigningKeys } from './keys/key-watcher.ts';
 import { createAdapterFactory } from '../adapters/index.ts';
+import { challengeStore } from './security/challenges.ts';
 import { ClientDirectory } from '../adapters/clients.ts';
 import { sweepExpiredEngineRecords } from '../adapters/postgres.ts';
 import { buildProvider } from './engine/provider.ts';
@@ -161,7 +162,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         pageAssetRoutes(),
         consoleRoutes(consoleBundle, config.issuer),
         adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db, engineDeps.exchanges)], secretKey, announce, engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh }, throttle }),
-        interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics, throttle, announce, factorKeys: { sealing: deriveKey(master.key, 'otp secret sealing'), digest: secretKey }, securityKey: deriveKey(master.key, 'security page cookie') }),
+        interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics, throttle, announce, factorKeys: { sealing: deriveKey(master.key, 'otp secret sealing'), digest: secretKey }, securityKey: deriveKey(master.key, 'security page cookie'), challenges: challengeStore(adapter('WebAuthnChallenge')), webauthnRpId: config.webauthnRpId }),
       ],
     });
     const server = createServer(app);

@@ -22,6 +22,7 @@ import { unlockUser } from '../commands/unlock-user.ts';
 import { endUserSessions } from '../commands/end-user-sessions.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
 import { removeUserOtp } from '../commands/otp.ts';
+import { removeUserPasskey } from '../commands/passkeys.ts';
 import { listAuthFactors } from '../queries/auth-factors.ts';
 import { addUserGrant, type UserGrantInput } from '../commands/user-grants.ts';
 import { actingOrgId } from './org-context.ts';
@@ -75,6 +76,9 @@ export function userRoutes(db: Database, announce: Announce, settings: OrgSettin
   });
   router.delete('/:userId/auth_factors/otp', async (ctx) => {
     ctx.body = await removeUserOtp(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+  router.delete('/:userId/passkeys/:passkeyId', async (ctx) => {
+    ctx.body = await removeUserPasskey(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, ctx.params.passkeyId!);
   });
 
   router.post('/:userId/keys', async (ctx) => {

@@ -26,7 +26,7 @@ export function interactionPolicyFor(): interactionPolicy.Prompt[] {
   policy.get('login')!.checks.add(
     new Check('mfa_required', 'a second factor is required', 'login_required', (ctx: KoaContextWithOIDC) => {
       const asked = String(ctx.oidc.params?.acr_values ?? '').split(' ').includes('mfa');
-      return asked && ctx.oidc.session?.accountId && !ctx.oidc.session.amr?.includes('mfa') ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT;
+      return asked && ctx.oidc.session?.accountId && ctx.oidc.session.acr !== 'mfa' ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT;
     }),
   );
   policy.add(

@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type { EngineRule } from './rule-dispatch.ts';
 
 // The few HTML pages the engine renders itself: its error page (shown when
@@ -55,10 +58,43 @@ dl.factors dd { margin: 0; color: var(--muted); }
 .qr svg { display: block; width: 100%; height: auto; }
 ul.codes { columns: 2; list-style: none; padding: 0; font-family: ui-monospace, monospace; }
 ul.codes li { margin: .25rem 0; }
+p.or { text-align: center; color: var(--muted); margin: 1.25rem 0 .5rem; }
+form.passkey button { width: 100%; }
+.secondary-button { background: #fff; color: var(--accent); border: 1px solid var(--accent); }
+.secondary-button:hover { background: #f6f8fe; }
+ul.passkeys { list-style: none; padding: 0; margin: 0 0 1rem; }
+ul.passkeys li { display: flex; justify-content: space-between; align-items: center; gap: 1rem; overflow-wrap: anywhere; }
 @media (max-width: 420px) { main { padding: 1.5rem 1.25rem; } .row { grid-template-columns: 1fr; } }
 `;
 
 const AUTO_SUBMIT = "document.addEventListener('DOMContentLoaded', function () { document.forms[0].submit(); });\n";
+
+// The browser half of @simplewebauthn: its own UMD build (global
+// SimpleWebAuthnBrowser), served from our origin like every page script.
+// The package exports only its module entry points; the bundle sits beside them.
+const WEBAUTHN_LIBRARY = readFileSync(join(dirname(createRequire(import.meta.url).resolve('@simplewebauthn/browser')), '../dist/bundle/index.umd.min.js'), 'utf8');
+
+// A passkey form (data-passkey="register" or "authenticate", options in
+// data-options) is hidden until this script shows it, as nothing works
+// without it; its button runs the ceremony and posts the authenticator's
+// response, or the name of the browser's error, to the server.
+const PASSKEY_FORMS = `document.addEventListener('DOMContentLoaded', function () {
+  document.querySelectorAll('form[data-passkey]').forEach(function (form) {
+    if (!window.PublicKeyCredential) return;
+    form.hidden = false;
+    form.querySelector('button[data-start]').addEventListener('click', function () {
+      if (form.reportValidity && !form.reportValidity()) return;
+      var options = JSON.parse(form.getAttribute('data-options'));
+      var ceremony = form.getAttribute('data-passkey') === 'register' ? SimpleWebAuthnBrowser.startRegistration : SimpleWebAuthnBrowser.startAuthentication;
+      ceremony({ optionsJSON: options }).then(function (response) {
+        form.elements.response.value = JSON.stringify(response);
+      }, function (error) {
+        form.elements.response.value = 'error:' + ((error && error.name) || 'Error');
+      }).then(function () { form.submit(); });
+    });
+  });
+});
+`;
 
 export interface PageAsset {
   path: string;
@@ -73,6 +109,8 @@ function asset(name: string, extension: string, type: string, body: string): Pag
 export const PAGE_ASSETS = {
   styles: asset('pages', 'css', 'text/css; charset=utf-8', STYLES),
   autoSubmit: asset('auto-submit', 'js', 'text/javascript; charset=utf-8', AUTO_SUBMIT),
+  webauthn: asset('simplewebauthn-browser', 'js', 'text/javascript; charset=utf-8', WEBAUTHN_LIBRARY),
+  passkeyForms: asset('passkey-forms', 'js', 'text/javascript; charset=utf-8', PASSKEY_FORMS),
 };
 
 /**

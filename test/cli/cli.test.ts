@@ -353,6 +353,15 @@ describe('portcullis CLI against a real server', () => {
     assert.equal(again.code, 1);
     assert.match(again.stderr, /no authenticator app/);
     assert.equal((await cli('remove-otp')).code, 2, 'no user given');
+
+    await server.running.db.query("INSERT INTO user_passkeys (id, user_id, credential_id, public_key, name) VALUES ('pk1', $1, 'cred-1', '\\x00', 'Laptop')", [userId]);
+    assert.equal((await cli('auth-factors', '--user', userId)).stdout, 'passkey pk1 (Laptop)\tAUTH_FACTOR_STATE_READY\n');
+    const gone = await cli('remove-passkey', '--user', userId, '--passkey', 'pk1');
+    assert.equal(gone.code, 0, gone.stderr);
+    assert.equal(gone.stdout, `Removed passkey pk1 of user ${userId}\n`);
+    const unknown = await cli('remove-passkey', '--user', userId, '--passkey', 'pk1');
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /passkey not found/);
   });
 
   test('an unreachable server gives one line and exit 1', async () => {

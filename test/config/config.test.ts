@@ -282,6 +282,14 @@ describe('configuration file', () => {
     refused({ CONFIG_FILE: file('list.yaml', '- port\n- 9000\n') }, 'CONFIG_FILE');
   });
 
+  it('WEBAUTHN_RP_ID: the ISSUER host by default, or a parent domain of it; another domain is refused', () => {
+    assert.equal(loadConfig({ ISSUER: 'https://id.example.com' }).webauthnRpId, 'id.example.com');
+    assert.equal(loadConfig({ ISSUER: 'https://id.example.com', WEBAUTHN_RP_ID: 'example.com' }).webauthnRpId, 'example.com');
+    refused({ ISSUER: 'https://id.example.com', WEBAUTHN_RP_ID: 'other.example' }, 'WEBAUTHN_RP_ID');
+    refused({ ISSUER: 'https://id.example.com', WEBAUTHN_RP_ID: 'ample.com' }, 'WEBAUTHN_RP_ID');
+    refused({ ISSUER: 'https://id.example.com', WEBAUTHN_RP_ID: 'not a host' }, 'WEBAUTHN_RP_ID');
+  });
+
   it('refuses an unreadable CONFIG_FILE path', () => {
     refused({ CONFIG_FILE: join(dir, 'does-not-exist.yaml') }, 'CONFIG_FILE');
     refused({ CONFIG_FILE: dir }, 'CONFIG_FILE');
