@@ -4,7 +4,9 @@ import type { Adapter } from 'oidc-provider';
 /**
  * WebAuthn challenges as single-use records with a TTL in the engine-record
  * storage (Redis, or PostgreSQL without Redis; adapters/). A challenge is
- * taken once: taking marks it consumed, and a consumed or expired one is gone.
+ * taken once: taking claims it atomically (two submissions of one assertion
+ * at the same moment, on one node or two, cannot both take it) and marks it
+ * consumed; a consumed or expired one is gone.
  */
 export interface ChallengeStore {
   put(data: ChallengeData): Promise<string>;
@@ -22,7 +24,10 @@ export interface ChallengeData {
 /** Long enough for a person to touch the authenticator, short enough that a stale page fails. */
 export const CHALLENGE_TTL_SECONDS = 300;
 
-export function challengeStore(adapter: Adapter): ChallengeStore {
+/** Our adapters' atomic "write unless present" (adapters/redis.ts, adapters/postgres.ts), as replay detection uses it. */
+type ClaimingAdapter = Adapter & { claim?(id: string, payload: object, expiresIn: number): Promise<boolean> };
+
+export function challengeStore(adapter: ClaimingAdapter): ChallengeStore {
   return {
     async put(data) {
       const id = randomBytes(16).toString('base64url');
@@ -33,6 +38,7 @@ export function challengeStore(adapter: Adapter): ChallengeStore {
       if (!/^[A-Za-z0-9_-]{22}$/.test(id)) return undefined;
       const record = (await adapter.find(id)) as (ChallengeData & { consumed?: unknown }) | undefined;
       if (!record || record.consumed) return undefined;
+      if (adapter.claim && !(await adapter.claim(`taken.${id}`, { taken: true }, CHALLENGE_TTL_SECONDS))) return undefined;
       await adapter.consume(id);
       return { challenge: record.challenge, purpose: record.purpose, ...(record.userId ? { userId: record.userId } : {}) };
     },
