@@ -70,8 +70,8 @@ export async function completeRegistration(db: Database, challenges: ChallengeSt
   const response = parseJson<RegistrationResponseJSON>(responseText);
   if (!response) return { ok: false, reason: 'malformed' };
   const challenge = await challenges.take(challengeId);
-  if (!challenge || challenge.purpose !== 'register' || challenge.userId !== userId) return { ok: false, reason: 'challenge' };
-  let verified;
+  if (challenge?.purpose !== 'register' || challenge.userId !== userId) return { ok: false, reason: 'challenge' };
+  let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
     verified = await verifyRegistrationResponse({ response, expectedChallenge: challenge.challenge, expectedOrigin: rp.origin, expectedRPID: rp.id, requireUserVerification: true });
   } catch {
@@ -104,10 +104,10 @@ export async function completeAuthentication(db: Database, challenges: Challenge
   const response = parseJson<AuthenticationResponseJSON>(responseText);
   if (!response) return { ok: false, reason: 'malformed' };
   const challenge = await challenges.take(challengeId);
-  if (!challenge || challenge.purpose !== 'authenticate' || challenge.userId !== userId) return { ok: false, reason: 'challenge' };
+  if (challenge?.purpose !== 'authenticate' || challenge.userId !== userId) return { ok: false, reason: 'challenge' };
   const passkey = await findPasskeyByCredential(db, response.id);
   if (!passkey || (userId && passkey.user_id !== userId)) return { ok: false, reason: 'rejected' };
-  let verified;
+  let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
     verified = await verifyAuthenticationResponse({
       response,
