@@ -40,21 +40,29 @@ export class ClientDirectory {
     const jwtProfileUser = machineUserOfJwtProfileClient(clientId);
     if (jwtProfileUser) {
       const machine = await findMachineById(this.#db, jwtProfileUser);
-      return machine && (machineClientMetadata({ clientId: jwtProfileClientId(machine.id), userId: machine.id, orgId: machine.org_id, accessTokenType: machine.access_token_type, grant: JWT_BEARER_GRANT }) as AdapterPayload);
+      return (
+        machine &&
+        (machineClientMetadata({
+          clientId: jwtProfileClientId(machine.id),
+          userId: machine.id,
+          orgId: machine.org_id,
+          accessTokenType: machine.access_token_type,
+          grant: JWT_BEARER_GRANT,
+        }) as AdapterPayload)
+      );
     }
     const app = await findAppByClientId(this.#db, clientId);
     if (!app) return this.#loadMachine(clientId);
     const publicKeys = app.auth_method === 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT' ? await activeAppKeys(this.#db, app.id) : [];
-    return toClientMetadata(
-      {
-        clientId: app.client_id,
-        projectId: app.project_id,
-        orgId: app.org_id,
-        settings: settingsOf(app),
-        secretDigest: app.secret_digest ? Buffer.from(app.secret_digest).toString('base64url') : null,
-        publicKeys,
-        apiAccess: app.api_access,
-      }) as AdapterPayload;
+    return toClientMetadata({
+      clientId: app.client_id,
+      projectId: app.project_id,
+      orgId: app.org_id,
+      settings: settingsOf(app),
+      secretDigest: app.secret_digest ? Buffer.from(app.secret_digest).toString('base64url') : null,
+      publicKeys,
+      apiAccess: app.api_access,
+    }) as AdapterPayload;
   }
 
   /** A machine user with a client secret, named by its userName (client_credentials, docs/api/users.md). */

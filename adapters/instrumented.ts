@@ -17,7 +17,7 @@ export function guardStorage(inner: Adapter, store: Store, onError?: (store: Sto
     if (typeof (inner as unknown as Record<string, unknown>)[method] !== 'function') continue;
     proxy[method] = async (...args: unknown[]) => {
       try {
-        return await ((inner as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!).apply(inner, args);
+        return await (inner as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!.apply(inner, args);
       } catch (err) {
         onError?.(store);
         throw asOutage(store, err);

@@ -118,7 +118,11 @@ export class RedisAdapter implements Adapter {
    */
   async claim(id: string, payload: AdapterPayload, expiresIn: number): Promise<boolean> {
     const key = this.recordKey(id);
-    const results = await this.redis.multi().hsetnx(key, 'payload', JSON.stringify(payload)).expire(key, ttlSeconds(expiresIn) ?? 1).exec();
+    const results = await this.redis
+      .multi()
+      .hsetnx(key, 'payload', JSON.stringify(payload))
+      .expire(key, ttlSeconds(expiresIn) ?? 1)
+      .exec();
     const [claimed, expiry] = results ?? [];
     if (!claimed || claimed[0] || expiry?.[0]) throw claimed?.[0] ?? expiry?.[0] ?? new Error('Redis transaction was discarded');
     return claimed[1] === 1;

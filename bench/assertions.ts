@@ -34,7 +34,14 @@ function signBatch(job: SignJob): string[] {
   const now = Math.floor(Date.now() / 1000);
   const out: string[] = new Array(job.count);
   for (let i = 0; i < job.count; i++) {
-    const payload = b64url({ iss: job.userId, sub: job.userId, aud: job.audience, iat: now, exp: now + job.lifetime, jti: randomBytes(16).toString('base64url') });
+    const payload = b64url({
+      iss: job.userId,
+      sub: job.userId,
+      aud: job.audience,
+      iat: now,
+      exp: now + job.lifetime,
+      jti: randomBytes(16).toString('base64url'),
+    });
     const input = `${header}.${payload}`;
     out[i] = `${input}.${sign('sha256', Buffer.from(input), key).toString('base64url')}`;
   }
@@ -49,8 +56,21 @@ if (!isMainThread && (workerData as SignJob | undefined)?.kind === 'bench-sign-a
  * `count` assertions with distinct `jti`, valid for `lifetimeSeconds`
  * (at most an hour, the server's limit), signed on up to `threads` threads.
  */
-export async function signAssertions(keyFile: MachineKeyFile, audience: string, count: number, lifetimeSeconds = 1800, threads = availableParallelism()): Promise<string[]> {
-  const base = { kind: 'bench-sign-assertions' as const, keyPem: keyFile.key, keyId: keyFile.keyId, userId: keyFile.userId, audience, lifetime: lifetimeSeconds };
+export async function signAssertions(
+  keyFile: MachineKeyFile,
+  audience: string,
+  count: number,
+  lifetimeSeconds = 1800,
+  threads = availableParallelism(),
+): Promise<string[]> {
+  const base = {
+    kind: 'bench-sign-assertions' as const,
+    keyPem: keyFile.key,
+    keyId: keyFile.keyId,
+    userId: keyFile.userId,
+    audience,
+    lifetime: lifetimeSeconds,
+  };
   const workers = Math.max(1, Math.min(threads, 8, Math.ceil(count / 500)));
   const shares = Array.from({ length: workers }, (_, i) => Math.floor(count / workers) + (i < count % workers ? 1 : 0));
   const batches = await Promise.all(

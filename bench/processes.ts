@@ -81,9 +81,8 @@ export interface SpawnOptions {
 /** Starts `node script` (under `taskset -c core` when given) and waits for `readyPath`. */
 export async function spawnChild(options: SpawnOptions): Promise<Child> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? tmpdir(), ...options.env };
-  const [command, args] = options.taskset && options.core !== undefined
-    ? [options.taskset, ['-c', String(options.core), NODE, options.script]]
-    : [NODE, [options.script]];
+  const [command, args] =
+    options.taskset && options.core !== undefined ? [options.taskset, ['-c', String(options.core), NODE, options.script]] : [NODE, [options.script]];
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let output = '';

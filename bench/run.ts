@@ -60,7 +60,10 @@ const REDIS_URL = process.env.REDIS_URL || undefined;
 function selectedScenarios(): ScenarioName[] {
   const raw = process.env.BENCH_SCENARIOS;
   if (!raw) return [...SCENARIOS];
-  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !(SCENARIOS as readonly string[]).includes(n));
   if (unknown.length) {
     process.stderr.write(`bench: unknown scenario(s) in BENCH_SCENARIOS: ${unknown.join(', ')} (known: ${SCENARIOS.join(', ')})\n`);
@@ -90,7 +93,12 @@ function cleanUp(): Promise<void> {
   cleaning ??= (async () => {
     while (cleanups.length) {
       const step = cleanups.pop()!;
-      await Promise.race([Promise.resolve().then(step).catch((err) => log(`clean-up step failed: ${(err as Error).message}`)), new Promise((r) => setTimeout(r, 15_000).unref())]);
+      await Promise.race([
+        Promise.resolve()
+          .then(step)
+          .catch((err) => log(`clean-up step failed: ${(err as Error).message}`)),
+        new Promise((r) => setTimeout(r, 15_000).unref()),
+      ]);
     }
   })();
   return cleaning;
@@ -180,7 +188,8 @@ const isJwt = (value: unknown) => typeof value === 'string' && /^[\w-]+\.[\w-]+\
 /** One request of the load by hand, before the run: fails the scenario early with a readable reason. */
 async function preflight(base: string, load: HttpLoad, body: string | undefined, check?: (answer: ApiResponse) => string | undefined): Promise<ApiResponse> {
   const answer = await call(`${base}${load.path}`, { method: load.method, headers: { ...load.headers, ...load.headersFrom?.() }, body });
-  if (answer.status < 200 || answer.status > 299) throw new Error(`preflight ${load.method} ${load.path} answered ${answer.status}: ${answer.text.slice(0, 400)}`);
+  if (answer.status < 200 || answer.status > 299)
+    throw new Error(`preflight ${load.method} ${load.path} answered ${answer.status}: ${answer.text.slice(0, 400)}`);
   if (load.verify && !load.verify(answer.text)) throw new Error(`preflight ${load.method} ${load.path}: unexpected body ${answer.text.slice(0, 400)}`);
   const problem = check?.(answer);
   if (problem) throw new Error(`preflight ${load.method} ${load.path}: ${problem}`);
@@ -213,7 +222,9 @@ async function scenario(side: 'ours' | 'bare', name: ScenarioName, run: () => Pr
     const report = await run();
     measurement = strip(report);
     details.push(`${side} ${name}: ${report.detail}`);
-    log(`    ${report.rps} /s, p50 ${report.p50_ms ?? '-'} ms, p99 ${report.p99_ms ?? '-'} ms, errors ${report.errors}, peak RSS ${report.peak_rss_mb ?? '-'} MB (${report.detail})`);
+    log(
+      `    ${report.rps} /s, p50 ${report.p50_ms ?? '-'} ms, p99 ${report.p99_ms ?? '-'} ms, errors ${report.errors}, peak RSS ${report.peak_rss_mb ?? '-'} MB (${report.detail})`,
+    );
   } catch (err) {
     const reason = (err as Error).message;
     measurement = failed(reason);
@@ -328,7 +339,13 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
     password,
   });
   const { user } = await api('GET', `/management/v1/users/${human.userId}`);
-  const flowClient: CodeFlowClient = { baseUrl: base, clientId: app.clientId, clientSecret: app.clientSecret, redirectUri: 'https://rp.example.com/cb', scope: 'openid profile email offline_access' };
+  const flowClient: CodeFlowClient = {
+    baseUrl: base,
+    clientId: app.clientId,
+    clientSecret: app.clientSecret,
+    redirectUri: 'https://rp.example.com/cb',
+    scope: 'openid profile email offline_access',
+  };
   const flowUser: CodeFlowUser = { loginName: user.preferredLoginName ?? user.loginNames?.[0], password };
 
   let assertions: string[] = [];
@@ -354,7 +371,8 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
   if (wants('jwt_profile')) {
     await scenario('ours', 'jwt_profile', async () => {
       const feeder = arrayFeeder(assertions);
-      const build = (assertion: string) => `grant_type=${encodeURIComponent('urn:ietf:params:oauth:grant-type:jwt-bearer')}&scope=openid&assertion=${assertion}`;
+      const build = (assertion: string) =>
+        `grant_type=${encodeURIComponent('urn:ietf:params:oauth:grant-type:jwt-bearer')}&scope=openid&assertion=${assertion}`;
       const load: HttpLoad = { method: 'POST', path: '/oauth/v2/token', headers: { 'content-type': FORM }, bodyFrom: { feeder, build } };
       await preflight(base, load, build(feeder.next()!), (a) => (a.body?.access_token ? undefined : 'no access_token'));
       return measureHttp(base, pid, load, settings);
@@ -390,12 +408,17 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
       // tokens in flight, so the pool holds twice the connections and some.
       const want = CONNECTIONS * 2 + 8;
       // The first flow's grant stays untouched: its access token is the userinfo one.
-      const pool = minted.slice(1).map((t) => t.refresh_token).filter((t): t is string => Boolean(t));
+      const pool = minted
+        .slice(1)
+        .map((t) => t.refresh_token)
+        .filter((t): t is string => Boolean(t));
       if (pool.length < want) {
         const started = performance.now();
         const more = await mintWithCodeFlows(flowClient, flowUser, want - pool.length, 60, FLOW_CONCURRENCY);
         pool.push(...more.tokens.map((t) => t.refresh_token!).filter(Boolean));
-        log(`    minted ${more.tokens.length} more refresh tokens with code flows in ${((performance.now() - started) / 1000).toFixed(1)} s${more.failures.length ? ` (${more.failures.length} failed: ${more.failures[0]})` : ''}`);
+        log(
+          `    minted ${more.tokens.length} more refresh tokens with code flows in ${((performance.now() - started) / 1000).toFixed(1)} s${more.failures.length ? ` (${more.failures.length} failed: ${more.failures[0]})` : ''}`,
+        );
       }
       // Refresh tokens are spent below; keep the access tokens (userinfo) apart.
       for (const t of minted) delete t.refresh_token;
@@ -480,7 +503,9 @@ const SHARED_SCENARIOS: Record<Comparable, (target: Target) => Promise<ScenarioR
     // jti against replay: ours in Redis or PostgreSQL, the bare engine in memory.
     const proofs = dpopProofs(`${base}/oauth/v2/token`);
     const load: HttpLoad = { ...clientCredentialsLoad(clients.opaque), headersFrom: () => ({ dpop: proofs.next() }) };
-    await preflight(base, load, load.body, (a) => (a.body?.token_type === 'DPoP' ? undefined : `expected a DPoP-bound token, got token_type ${a.body?.token_type}`));
+    await preflight(base, load, load.body, (a) =>
+      a.body?.token_type === 'DPoP' ? undefined : `expected a DPoP-bound token, got token_type ${a.body?.token_type}`,
+    );
     return measureHttp(base, pid, load, settings);
   },
   async introspection({ base, pid, clients }) {
@@ -576,14 +601,20 @@ function targets(scenarios: Record<string, ScenarioResult>): string[] {
   const intro = ratio('introspection');
   const dpop = ratio('client_credentials_dpop');
   lines.push(`client_credentials (opaque) ≥ 0.6 of bare: ${cc === undefined ? 'n/a' : cc.toFixed(2)} → ${verdict(cc === undefined ? undefined : cc >= 0.6)}`);
-  lines.push(`client_credentials with DPoP ≥ 0.8 of bare: ${dpop === undefined ? 'n/a' : dpop.toFixed(2)} → ${verdict(dpop === undefined ? undefined : dpop >= 0.8)}`);
+  lines.push(
+    `client_credentials with DPoP ≥ 0.8 of bare: ${dpop === undefined ? 'n/a' : dpop.toFixed(2)} → ${verdict(dpop === undefined ? undefined : dpop >= 0.8)}`,
+  );
   lines.push(`introspection ≥ 0.6 of bare: ${intro === undefined ? 'n/a' : intro.toFixed(2)} → ${verdict(intro === undefined ? undefined : intro >= 0.6)}`);
   const jwtProfile = scenarios.jwt_profile?.ours?.rps;
   lines.push(`JWT profile grant ≥ 700/s: ${jwtProfile ?? 'n/a'} → ${verdict(jwtProfile === undefined ? undefined : jwtProfile >= 700)}`);
-  const withErrors = Object.entries(scenarios).filter(([, r]) => (r.ours?.errors ?? 0) > 0 || (r.bare?.errors ?? 0) > 0).map(([n]) => n);
+  const withErrors = Object.entries(scenarios)
+    .filter(([, r]) => (r.ours?.errors ?? 0) > 0 || (r.bare?.errors ?? 0) > 0)
+    .map(([n]) => n);
   lines.push(`no scenario with errors: ${withErrors.length ? `errors in ${withErrors.join(', ')}` : 'none'} → ${verdict(withErrors.length === 0)}`);
   const search = scenarios.users_search?.ours?.p99_ms ?? undefined;
-  lines.push(`users_search p99 < 50 ms (PostgreSQL, 100,000 users): ${search ?? 'n/a'} ms → ${verdict(search === undefined || !DATABASE_URL ? undefined : search < 50)}`);
+  lines.push(
+    `users_search p99 < 50 ms (PostgreSQL, 100,000 users): ${search ?? 'n/a'} ms → ${verdict(search === undefined || !DATABASE_URL ? undefined : search < 50)}`,
+  );
   const peaks = Object.values(scenarios).map((r) => r.ours?.peak_rss_mb ?? 0);
   const peak = peaks.length ? Math.max(...peaks) : undefined;
   lines.push(`server peak RSS < 300 MB: ${peak ?? 'n/a'} MB → ${verdict(peak === undefined ? undefined : peak < 300)}`);
@@ -593,13 +624,18 @@ function targets(scenarios: Record<string, ScenarioResult>): string[] {
 // ---- main
 
 async function main(): Promise<void> {
-  for (const [name, url] of [['DATABASE_URL', DATABASE_URL], ['REDIS_URL', REDIS_URL]] as const) {
+  for (const [name, url] of [
+    ['DATABASE_URL', DATABASE_URL],
+    ['REDIS_URL', REDIS_URL],
+  ] as const) {
     if (url && !isLoopback(hostOf(url))) log(`bench: note: ${name} is not on this machine (${hostOf(url)}); the targets assume local stores`);
   }
   const pin = pinning();
   const started = new Date();
   const load = loadavg();
-  log(`bench: ${DURATION} s per scenario (+${WARMUP} s warm-up), ${CONNECTIONS} connections, ${SELECTED.length} scenario(s); pinning: ${pin.taskset ? `server core ${SERVER_CORE}, load generator core ${BENCH_CORE}` : `off (${pin.reason})`}`);
+  log(
+    `bench: ${DURATION} s per scenario (+${WARMUP} s warm-up), ${CONNECTIONS} connections, ${SELECTED.length} scenario(s); pinning: ${pin.taskset ? `server core ${SERVER_CORE}, load generator core ${BENCH_CORE}` : `off (${pin.reason})`}`,
+  );
 
   let pinnedSelf = false;
   const pinLoadGenerator = () => {
@@ -638,10 +674,18 @@ async function main(): Promise<void> {
   writeFileSync(OUTPUT, `${JSON.stringify({ machine, scenarios }, null, 2)}\n`);
 
   const out = process.stdout;
-  out.write(`\nPortcullis vs bare oidc-provider — ${machine.cpu_model}, ${machine.cores} cores, node ${nodeVersion}, ${DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}${REDIS_URL ? ' + Redis' : ''}, ${DURATION} s per scenario, ${CONNECTIONS} connections${pin.taskset ? `, server on core ${SERVER_CORE}` : ', not pinned'}\n`);
-  out.write('(p50, p99, errors and peak RSS show "ours / bare" where the bare engine ran the scenario; ratio = ours rps / bare rps; code_flow rps = complete flows per second)\n\n');
+  out.write(
+    `\nPortcullis vs bare oidc-provider — ${machine.cpu_model}, ${machine.cores} cores, node ${nodeVersion}, ${DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}${REDIS_URL ? ' + Redis' : ''}, ${DURATION} s per scenario, ${CONNECTIONS} connections${pin.taskset ? `, server on core ${SERVER_CORE}` : ', not pinned'}\n`,
+  );
+  out.write(
+    '(p50, p99, errors and peak RSS show "ours / bare" where the bare engine ran the scenario; ratio = ours rps / bare rps; code_flow rps = complete flows per second)\n\n',
+  );
   out.write(`${table(scenarios)}\n\n`);
-  out.write(`Targets (informational):\n${targets(scenarios).map((l) => `  ${l}`).join('\n')}\n`);
+  out.write(
+    `Targets (informational):\n${targets(scenarios)
+      .map((l) => `  ${l}`)
+      .join('\n')}\n`,
+  );
   if (details.length) out.write(`\nDetails:\n${details.map((d) => `  ${d}`).join('\n')}\n`);
   if (findings.warnings.length) {
     out.write(`\nOur server printed ${findings.warnings.length} warning/error line(s) (LOG_LEVEL=warn; all of it in ${findings.logFile}); the first ones:\n`);

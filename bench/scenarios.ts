@@ -6,7 +6,17 @@ import { cpuSecondsOf, sampleRss } from './processes.ts';
 // autocannon in this process against one server; the code flow runs a few
 // browser-less flows in parallel with fetch. Both report the same numbers.
 
-export const SCENARIOS = ['client_credentials_opaque', 'client_credentials_jwt', 'client_credentials_dpop', 'introspection', 'jwt_profile', 'refresh_token', 'userinfo', 'code_flow', 'users_search'] as const;
+export const SCENARIOS = [
+  'client_credentials_opaque',
+  'client_credentials_jwt',
+  'client_credentials_dpop',
+  'introspection',
+  'jwt_profile',
+  'refresh_token',
+  'userinfo',
+  'code_flow',
+  'users_search',
+] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface Measurement {
@@ -190,8 +200,11 @@ export function measureHttp(url: string, serverPid: number, load: HttpLoad, sett
     const pass = await autocannonPass(url, load, settings.durationSeconds, settings.connections);
     const cpuAfter = cpuSecondsOf(serverPid);
     // Less sensitive to a drifting machine than requests/s: what each answer cost the server.
-    const cpu = cpuBefore !== undefined && cpuAfter !== undefined && pass.ok > 0 ? `; server CPU ${Math.round(((cpuAfter - cpuBefore) * 1e6) / pass.ok)} µs/request` : '';
-    const statuses = Object.entries(pass.statusCodes).map(([code, count]) => `${code}×${count}`).join(' ');
+    const cpu =
+      cpuBefore !== undefined && cpuAfter !== undefined && pass.ok > 0 ? `; server CPU ${Math.round(((cpuAfter - cpuBefore) * 1e6) / pass.ok)} µs/request` : '';
+    const statuses = Object.entries(pass.statusCodes)
+      .map(([code, count]) => `${code}×${count}`)
+      .join(' ');
     return {
       rps: pass.seconds > 0 ? round(pass.ok / pass.seconds, 1) : 0,
       p50_ms: pass.p50,
@@ -211,7 +224,12 @@ export interface CodeFlowRun extends ScenarioReport {
 }
 
 /** `concurrency` loops of complete code flows for the duration (after a warm-up); flows per second. */
-export function measureCodeFlow(client: CodeFlowClient, user: CodeFlowUser, serverPid: number, settings: RunSettings & { concurrency: number }): Promise<CodeFlowRun> {
+export function measureCodeFlow(
+  client: CodeFlowClient,
+  user: CodeFlowUser,
+  serverPid: number,
+  settings: RunSettings & { concurrency: number },
+): Promise<CodeFlowRun> {
   const tokens: TokenSet[] = [];
   const failures: string[] = [];
   return withRss(serverPid, async () => {
@@ -259,7 +277,13 @@ export function measureCodeFlow(client: CodeFlowClient, user: CodeFlowUser, serv
 }
 
 /** Mints token sets with code flows until `count` are there or `seconds` have passed. */
-export async function mintWithCodeFlows(client: CodeFlowClient, user: CodeFlowUser, count: number, seconds: number, concurrency: number): Promise<{ tokens: TokenSet[]; failures: string[] }> {
+export async function mintWithCodeFlows(
+  client: CodeFlowClient,
+  user: CodeFlowUser,
+  count: number,
+  seconds: number,
+  concurrency: number,
+): Promise<{ tokens: TokenSet[]; failures: string[] }> {
   const tokens: TokenSet[] = [];
   const failures: string[] = [];
   const until = performance.now() + seconds * 1000;

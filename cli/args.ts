@@ -28,7 +28,7 @@ export const GLOBAL_OPTIONS: Options = {
   url: { type: 'string', arg: '<url>', description: 'server base URL (env PORTCULLIS_URL, default http://localhost:8080)' },
   'pat-file': { type: 'string', arg: '<file>', description: 'file holding the personal access token (env PORTCULLIS_PAT_FILE, default ./data/admin.pat)' },
   pat: { type: 'string', arg: '<token>', description: 'the personal access token itself (env PORTCULLIS_PAT); prefer --pat-file' },
-  org: { type: 'string', arg: '<orgId>', description: 'org to act on (header x-service-orgid); default: the token owner\'s org' },
+  org: { type: 'string', arg: '<orgId>', description: "org to act on (header x-service-orgid); default: the token owner's org" },
   json: { type: 'boolean', description: 'print the raw JSON response' },
   help: { type: 'boolean', short: 'h', description: 'show help' },
 };
@@ -50,7 +50,8 @@ type ParseConfig = Record<string, { type: 'string' | 'boolean'; multiple?: boole
 
 function toConfig(options: Options): ParseConfig {
   const config: ParseConfig = {};
-  for (const [name, { type, multiple, short }] of Object.entries(options)) config[name] = { type, ...(multiple ? { multiple } : {}), ...(short ? { short } : {}) };
+  for (const [name, { type, multiple, short }] of Object.entries(options))
+    config[name] = { type, ...(multiple ? { multiple } : {}), ...(short ? { short } : {}) };
   return config;
 }
 
@@ -88,7 +89,11 @@ export function parse(argv: string[], commands: CommandSpec[]): Parsed {
 /** parseArgs messages carry a hint meant for programmers; keep the first sentence. */
 function cleanParseError(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
-  return message.split('. ')[0]!.replace(/\.$/, '').replace(/^Unknown option/, 'unknown option').replace(/^Option/, 'option');
+  return message
+    .split('. ')[0]!
+    .replace(/\.$/, '')
+    .replace(/^Unknown option/, 'unknown option')
+    .replace(/^Option/, 'option');
 }
 
 function optionUsage(name: string, spec: OptionSpec, required: boolean): string {
@@ -104,14 +109,27 @@ export function usageLine(command?: CommandSpec): string {
 }
 
 function optionLines(options: Options): string[] {
-  const labels = Object.entries(options).map(([name, spec]) => [`  ${spec.short ? `-${spec.short}, ` : ''}--${name}${spec.arg ? ` ${spec.arg}` : ''}`, spec.description] as const);
+  const labels = Object.entries(options).map(
+    ([name, spec]) => [`  ${spec.short ? `-${spec.short}, ` : ''}--${name}${spec.arg ? ` ${spec.arg}` : ''}`, spec.description] as const,
+  );
   const width = Math.max(...labels.map(([label]) => label.length)) + 2;
   return labels.map(([label, description]) => label.padEnd(width) + description);
 }
 
 export function helpText(commands: CommandSpec[], command?: CommandSpec): string {
   if (command) {
-    return [`${usageLine(command)}`, '', command.summary, '', 'Options:', ...optionLines(command.options), '', 'Global options:', ...optionLines(GLOBAL_OPTIONS), ''].join('\n');
+    return [
+      `${usageLine(command)}`,
+      '',
+      command.summary,
+      '',
+      'Options:',
+      ...optionLines(command.options),
+      '',
+      'Global options:',
+      ...optionLines(GLOBAL_OPTIONS),
+      '',
+    ].join('\n');
   }
   const width = Math.max(...commands.map((c) => c.name.length)) + 2;
   return [

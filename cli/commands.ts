@@ -67,7 +67,11 @@ function lockoutPath(values: Values): string {
 function lockoutLines(policy: Record<string, any>): string[] {
   const lock = policy.lockoutDurationSeconds === 0 ? 'until an admin unlocks' : `${policy.lockoutDurationSeconds} s`;
   const attempts = (n: number) => (n === 0 ? '0 (no lockout)' : String(n));
-  return [`maxPasswordAttempts: ${attempts(policy.maxPasswordAttempts)}`, `maxOtpAttempts: ${attempts(policy.maxOtpAttempts)}`, `lockoutDurationSeconds: ${policy.lockoutDurationSeconds} (locked ${lock})`];
+  return [
+    `maxPasswordAttempts: ${attempts(policy.maxPasswordAttempts)}`,
+    `maxOtpAttempts: ${attempts(policy.maxOtpAttempts)}`,
+    `lockoutDurationSeconds: ${policy.lockoutDurationSeconds} (locked ${lock})`,
+  ];
 }
 
 /** An --expires value as RFC 3339 (`2030-01-01` → `2030-01-01T00:00:00.000Z`). */
@@ -113,7 +117,7 @@ function keyFile(response: Record<string, any>): string {
 export const COMMANDS: Command[] = [
   {
     name: 'setup-org',
-    summary: 'create an organization with its first human user and that user\'s org roles (needs IAM_OWNER)',
+    summary: "create an organization with its first human user and that user's org roles (needs IAM_OWNER)",
     options: {
       name: { type: 'string', arg: '<org>', description: 'organization name' },
       domain: { type: 'string', arg: '<domain>', description: 'primary domain (default: generated from the name)' },
@@ -168,14 +172,23 @@ export const COMMANDS: Command[] = [
       type: { type: 'string', arg: '<type>', description: 'web (default), user-agent or native' },
       auth: { type: 'string', arg: '<method>', description: 'client authentication: basic (default), post, none or private-key-jwt' },
       'response-type': { type: 'string', multiple: true, arg: '<type>', description: 'code (default), id_token or id_token_token; repeatable' },
-      grant: { type: 'string', multiple: true, arg: '<grant>', description: 'authorization_code (default), implicit, refresh_token, token_exchange or device_code; repeatable' },
+      grant: {
+        type: 'string',
+        multiple: true,
+        arg: '<grant>',
+        description: 'authorization_code (default), implicit, refresh_token, token_exchange or device_code; repeatable',
+      },
       'access-token': { type: 'string', arg: '<type>', description: 'bearer (opaque, default) or jwt' },
       'dev-mode': { type: 'boolean', description: 'allow http and localhost redirect URIs' },
       'id-token-userinfo': { type: 'boolean', description: 'put the userinfo claims into the ID token' },
       'iam-api-access': { type: 'boolean', description: "may obtain tokens for this service's admin API (IAM_OWNER, apps of the first org only)" },
       'require-par': { type: 'boolean', description: 'accept authorization requests only through /oauth/v2/par (RFC 9126)' },
       dpop: { type: 'boolean', description: 'issue only DPoP-bound access tokens: token requests must carry a DPoP proof (RFC 9449)' },
-      'backchannel-logout-uri': { type: 'string', arg: '<uri>', description: 'where logout tokens are POSTed (OIDC Back-Channel Logout); https unless --dev-mode' },
+      'backchannel-logout-uri': {
+        type: 'string',
+        arg: '<uri>',
+        description: 'where logout tokens are POSTed (OIDC Back-Channel Logout); https unless --dev-mode',
+      },
       'backchannel-logout-session': { type: 'boolean', description: 'logout tokens carry the session id (sid)' },
     },
     required: ['project', 'name'],
@@ -248,7 +261,11 @@ export const COMMANDS: Command[] = [
     request(values) {
       const out = str(values, 'out');
       if (out !== undefined) checkWritable(out);
-      return { method: 'POST', path: `/management/v1/users/${id(str(values, 'user')!)}/keys`, body: { type: 'KEY_TYPE_JSON', ...expiration('add-key', values) } };
+      return {
+        method: 'POST',
+        path: `/management/v1/users/${id(str(values, 'user')!)}/keys`,
+        body: { type: 'KEY_TYPE_JSON', ...expiration('add-key', values) },
+      };
     },
     after(response, values) {
       const out = str(values, 'out');
@@ -263,7 +280,8 @@ export const COMMANDS: Command[] = [
     describe(r, v) {
       const out = str(v, 'out');
       const head = `Created key ${r.keyId} for user ${str(v, 'user')}`;
-      if (out !== undefined) return [head, `Key file written to ${out} (mode 0600). It is shown once: keep it safe, the private key cannot be retrieved again.`];
+      if (out !== undefined)
+        return [head, `Key file written to ${out} (mode 0600). It is shown once: keep it safe, the private key cannot be retrieved again.`];
       return [head, ...secretLines('Key file', keyFile(r))];
     },
   },
@@ -301,7 +319,9 @@ export const COMMANDS: Command[] = [
     required: ['user'],
     request: (values) => ({ method: 'GET', path: `/management/v1/users/${id(str(values, 'user')!)}/auth_factors` }),
     describe: (r, v) => {
-      const factors = (r.result as Array<{ otp?: object; u2f?: { id: string; name: string }; state: string }>).map((f) => `${f.u2f ? `passkey ${f.u2f.id} (${f.u2f.name})` : 'otp (authenticator app)'}\t${f.state}`);
+      const factors = (r.result as Array<{ otp?: object; u2f?: { id: string; name: string }; state: string }>).map(
+        (f) => `${f.u2f ? `passkey ${f.u2f.id} (${f.u2f.name})` : 'otp (authenticator app)'}\t${f.state}`,
+      );
       return factors.length ? factors : [`User ${str(v, 'user')} has no second factor`];
     },
   },
@@ -326,11 +346,14 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'lockout-policy',
-    summary: "show the lockout policy of the org (or with --instance the instance default)",
+    summary: 'show the lockout policy of the org (or with --instance the instance default)',
     options: { instance: { type: 'boolean', description: 'the instance default (needs IAM_OWNER)' } },
     required: [],
     request: (values) => ({ method: 'GET', path: lockoutPath(values) }),
-    describe: (r, v) => [v.instance === true ? 'Instance default lockout policy' : `Lockout policy of the org (${r.isDefault ? 'the instance default' : 'its own'})`, ...lockoutLines(r.policy)],
+    describe: (r, v) => [
+      v.instance === true ? 'Instance default lockout policy' : `Lockout policy of the org (${r.isDefault ? 'the instance default' : 'its own'})`,
+      ...lockoutLines(r.policy),
+    ],
   },
   {
     name: 'set-lockout-policy',
@@ -349,14 +372,15 @@ export const COMMANDS: Command[] = [
         lockoutDurationSeconds: count('set-lockout-policy', values, 'lockout-seconds'),
       };
       const given = Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
-      if (!Object.keys(given).length) throw new UsageError('give at least one of --max-password-attempts, --max-otp-attempts, --lockout-seconds', 'set-lockout-policy');
+      if (!Object.keys(given).length)
+        throw new UsageError('give at least one of --max-password-attempts, --max-otp-attempts, --lockout-seconds', 'set-lockout-policy');
       return { method: 'PUT', path: lockoutPath(values), body: given };
     },
     describe: (_r, v) => [v.instance === true ? 'Set the instance default lockout policy.' : 'Set the lockout policy of the org.'],
   },
   {
     name: 'reset-lockout-policy',
-    summary: 'remove the org\'s own lockout policy: the instance default applies again',
+    summary: "remove the org's own lockout policy: the instance default applies again",
     options: {},
     required: [],
     request: () => ({ method: 'DELETE', path: '/management/v1/policies/lockout' }),
@@ -368,7 +392,12 @@ export const COMMANDS: Command[] = [
     options: {},
     required: [],
     request: () => ({ method: 'POST', path: '/admin/v1/signing_keys/_rotate', body: {} }),
-    describe: (r) => ['Rotated the signing keys.', ...Object.entries(r).filter(([key]) => key !== 'details').map(([key, value]) => `${key}: ${isObject(value) || Array.isArray(value) ? json(value) : String(value)}`)],
+    describe: (r) => [
+      'Rotated the signing keys.',
+      ...Object.entries(r)
+        .filter(([key]) => key !== 'details')
+        .map(([key, value]) => `${key}: ${isObject(value) || Array.isArray(value) ? json(value) : String(value)}`),
+    ],
   },
 ];
 

@@ -40,7 +40,9 @@ function personalAccessToken(values: Values, env: NodeJS.ProcessEnv): string {
     try {
       token = readFileSync(path, 'utf8');
     } catch (err) {
-      throw new CliError(`cannot read the PAT file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message} (give --pat-file or set PORTCULLIS_PAT_FILE)`);
+      throw new CliError(
+        `cannot read the PAT file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message} (give --pat-file or set PORTCULLIS_PAT_FILE)`,
+      );
     }
   }
   token = token.trim();

@@ -65,7 +65,9 @@ export function decodeMasterKey(text: string): Buffer {
       ? Buffer.from(trimmed, 'base64url')
       : undefined;
   if (bytes?.length !== 32) {
-    throw new ConfigError(`MASTER_KEY must be 32 bytes written as 64 hex characters or base64 (got ${bytes ? `${bytes.length} bytes` : 'neither'}); generate one with: openssl rand -hex 32`);
+    throw new ConfigError(
+      `MASTER_KEY must be 32 bytes written as 64 hex characters or base64 (got ${bytes ? `${bytes.length} bytes` : 'neither'}); generate one with: openssl rand -hex 32`,
+    );
   }
   return bytes;
 }
@@ -94,10 +96,18 @@ function checkUrl(name: string, value: string | undefined): void {
 
 /** One way to reach Redis at most; a Sentinel setup names its master. */
 function checkRedisTopology(config: Config): void {
-  const ways = [['REDIS_URL', config.redisUrl], ['REDIS_SENTINELS', config.redisSentinels], ['REDIS_CLUSTER_NODES', config.redisClusterNodes]].filter(([, value]) => value !== undefined).map(([name]) => name);
+  const ways = [
+    ['REDIS_URL', config.redisUrl],
+    ['REDIS_SENTINELS', config.redisSentinels],
+    ['REDIS_CLUSTER_NODES', config.redisClusterNodes],
+  ]
+    .filter(([, value]) => value !== undefined)
+    .map(([name]) => name);
   if (ways.length > 1) throw new ConfigError(`${ways.join(' and ')} are exclusive: set one of them`);
-  if (config.redisSentinels !== undefined && config.redisSentinelName === undefined) throw new ConfigError('REDIS_SENTINELS needs REDIS_SENTINEL_NAME, the name of the master');
-  if (config.redisSentinelName !== undefined && config.redisSentinels === undefined) throw new ConfigError('REDIS_SENTINEL_NAME is set without REDIS_SENTINELS');
+  if (config.redisSentinels !== undefined && config.redisSentinelName === undefined)
+    throw new ConfigError('REDIS_SENTINELS needs REDIS_SENTINEL_NAME, the name of the master');
+  if (config.redisSentinelName !== undefined && config.redisSentinels === undefined)
+    throw new ConfigError('REDIS_SENTINEL_NAME is set without REDIS_SENTINELS');
   if (config.redisPassword !== undefined && ways[0] !== 'REDIS_SENTINELS' && ways[0] !== 'REDIS_CLUSTER_NODES') {
     throw new ConfigError('REDIS_PASSWORD is for REDIS_SENTINELS or REDIS_CLUSTER_NODES; put the password into REDIS_URL');
   }
@@ -113,7 +123,8 @@ export interface ConfigResult extends Omit<Config, 'masterKey' | 'instanceDomain
 function checkRpId(rpId: string | undefined, issuer: string): string {
   const host = new URL(issuer).hostname.toLowerCase();
   const id = (rpId ?? host).toLowerCase();
-  if (id !== host && !host.endsWith(`.${id}`)) throw new ConfigError(`WEBAUTHN_RP_ID must be the ISSUER host (${host}) or a parent domain of it (got "${rpId}")`);
+  if (id !== host && !host.endsWith(`.${id}`))
+    throw new ConfigError(`WEBAUTHN_RP_ID must be the ISSUER host (${host}) or a parent domain of it (got "${rpId}")`);
   return id;
 }
 

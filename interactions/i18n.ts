@@ -120,7 +120,8 @@ const de: Messages = {
   fieldRequired: 'Dieses Feld ist erforderlich.',
   invalidEmail: 'Geben Sie eine gültige E-Mail-Adresse ein.',
   tooManyAttempts: 'Von Ihrem Netzwerk kamen zu viele fehlgeschlagene Anmeldeversuche. Versuchen Sie es in {seconds} Sekunden erneut.',
-  accountLocked: 'Dieses Konto ist nach zu vielen fehlgeschlagenen Anmeldeversuchen gesperrt. Versuchen Sie es später erneut oder bitten Sie Ihre Administration, es zu entsperren.',
+  accountLocked:
+    'Dieses Konto ist nach zu vielen fehlgeschlagenen Anmeldeversuchen gesperrt. Versuchen Sie es später erneut oder bitten Sie Ihre Administration, es zu entsperren.',
   unavailableTitle: 'Vorübergehend nicht verfügbar',
   unavailable: 'Die Anmeldung ist vorübergehend nicht verfügbar. Bitte versuchen Sie es in einigen Sekunden erneut.',
   deviceTitle: 'Gerät verbinden',
@@ -149,7 +150,8 @@ const de: Messages = {
   otpNone: 'Nicht eingerichtet',
   otpSetUp: 'Authenticator-App einrichten',
   otpRemove: 'Authenticator-App entfernen',
-  otpSetupLead: 'Scannen Sie den QR-Code mit Ihrer Authenticator-App oder geben Sie den Schlüssel unten dort ein. Geben Sie dann den Code ein, den die App anzeigt.',
+  otpSetupLead:
+    'Scannen Sie den QR-Code mit Ihrer Authenticator-App oder geben Sie den Schlüssel unten dort ein. Geben Sie dann den Code ein, den die App anzeigt.',
   otpSecret: 'Schlüssel',
   otpConfirm: 'Bestätigen',
   recoveryTitle: 'Ihre Wiederherstellungscodes',
@@ -181,7 +183,10 @@ function primary(tag: string): string {
 /** ui_locales (space-delimited, in order) first, then Accept-Language by weight. */
 export function chooseLanguage(uiLocales: unknown, acceptLanguage: string | undefined): string {
   if (typeof uiLocales === 'string') {
-    const match = uiLocales.split(' ').map(primary).find((tag) => LANGUAGES.includes(tag));
+    const match = uiLocales
+      .split(' ')
+      .map(primary)
+      .find((tag) => LANGUAGES.includes(tag));
     if (match) return match;
   }
   const ranked = (acceptLanguage ?? '')

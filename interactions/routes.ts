@@ -31,7 +31,20 @@ import { csrfToken, csrfValid } from './csrf.ts';
 import { passkeyError, securityRoutes } from './security.ts';
 import { authenticationCeremony, completeAuthentication, hasPasskey, relyingPartyOf } from '../src/commands/passkeys.ts';
 import type { ChallengeStore } from '../src/security/challenges.ts';
-import { accountPickerPage, loginNamePage, messagePage, otpPage, otpSetupPage, passwordPage, recoveryCodesPage, registrationPage, unavailablePage, type AccountChoice, type PageContext, type RegistrationValues } from './views.ts';
+import {
+  accountPickerPage,
+  loginNamePage,
+  messagePage,
+  otpPage,
+  otpSetupPage,
+  passwordPage,
+  recoveryCodesPage,
+  registrationPage,
+  unavailablePage,
+  type AccountChoice,
+  type PageContext,
+  type RegistrationValues,
+} from './views.ts';
 import { RETRY_AFTER_SECONDS, StoreUnavailable } from '../src/storage/outage.ts';
 
 export interface InteractionDeps {
@@ -187,14 +200,23 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const pctx = provider.createContext(ctx.req, ctx.res);
     const live = await liveBrowserAccounts(provider, readBrowserAccounts(pctx.cookies));
     const own = live.find((a) => a.accountId === accountId);
-    pctx.cookies.set(provider.cookieName('session'), own ? own.sessionId : null, { httpOnly: true, sameSite: 'lax', path: '/', maxAge: deps.sessionLifetime * 1000 });
+    pctx.cookies.set(provider.cookieName('session'), own ? own.sessionId : null, {
+      httpOnly: true,
+      sameSite: 'lax',
+      path: '/',
+      maxAge: deps.sessionLifetime * 1000,
+    });
     delete (interaction as { session?: unknown }).session;
   }
 
   async function accountChoices(ctx: Context, provider: Provider): Promise<AccountChoice[]> {
     const live = await liveBrowserAccounts(provider, readBrowserAccounts(provider.createContext(ctx.req, ctx.res).cookies));
     const users = await Promise.all(live.map((a) => findUser(deps.db, a.accountId)));
-    return users.flatMap((user) => (user && user.state === 'active' ? [{ accountId: user.id, name: user.display_name ?? user.name ?? user.user_name, loginName: loginName(user.user_name, user.primary_domain) }] : []));
+    return users.flatMap((user) =>
+      user && user.state === 'active'
+        ? [{ accountId: user.id, name: user.display_name ?? user.name ?? user.user_name, loginName: loginName(user.user_name, user.primary_domain) }]
+        : [],
+    );
   }
 
   async function currentLoginName(loaded: Loaded): Promise<string | undefined> {
@@ -254,9 +276,15 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       render(ctx, messagePage(lang, t, t.sessionExpired), 400);
     }
   });
-  router.use(bodyParser({ enableTypes: ['form'], formLimit: '64kb', onError: () => {
-    throw new InteractionGone();
-  } }));
+  router.use(
+    bodyParser({
+      enableTypes: ['form'],
+      formLimit: '64kb',
+      onError: () => {
+        throw new InteractionGone();
+      },
+    }),
+  );
 
   /** POSTs must carry the interaction's CSRF token. */
   function checkCsrf(ctx: Context, loaded: Loaded): boolean {
@@ -274,9 +302,10 @@ export function interactionRoutes(deps: InteractionDeps): Router {
    */
   async function loginNameView(ctx: Context, loaded: Loaded, values: { loginName?: string; error?: string }, status = 200): Promise<void> {
     const policy = await effectivePolicy(deps.db, LOGIN_POLICY, loaded.client?.org_id ?? '');
-    const passkey = policy.passwordlessType === 'PASSWORDLESS_TYPE_ALLOWED'
-      ? { ...(await authenticationCeremony(deps.db, deps.challenges, rp)), action: `${loaded.page.action}/passkey`, csrf: loaded.page.csrf }
-      : undefined;
+    const passkey =
+      policy.passwordlessType === 'PASSWORDLESS_TYPE_ALLOWED'
+        ? { ...(await authenticationCeremony(deps.db, deps.challenges, rp)), action: `${loaded.page.action}/passkey`, csrf: loaded.page.csrf }
+        : undefined;
     render(ctx, loginNamePage(loaded.page, { ...values, canRegister: await canRegister(loaded), passkey }), status);
   }
 
@@ -284,7 +313,11 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   async function secondFactorView(ctx: Context, loaded: Loaded, pending: PendingLogin, error?: string): Promise<void> {
     const otp = await hasOtp(deps.db, pending.accountId);
     const passkey = (await hasPasskey(deps.db, pending.accountId))
-      ? { ...(await authenticationCeremony(deps.db, deps.challenges, rp, pending.accountId)), action: `${loaded.page.action}/passkey-factor`, csrf: loaded.page.csrf }
+      ? {
+          ...(await authenticationCeremony(deps.db, deps.challenges, rp, pending.accountId)),
+          action: `${loaded.page.action}/passkey-factor`,
+          csrf: loaded.page.csrf,
+        }
       : undefined;
     render(ctx, otpPage(loaded.page, `${loaded.page.action}/otp`, { loginName: pending.loginName, error, otp, passkey }));
   }
@@ -351,7 +384,8 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     if (await mfaRequired(loaded, accountId)) {
       const user = await findUser(deps.db, accountId);
       const policy = await effectivePolicy(deps.db, LOGIN_POLICY, user!.org_id);
-      if (!policy.secondFactors.includes('SECOND_FACTOR_TYPE_OTP')) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.noFactorAllowed), 403);
+      if (!policy.secondFactors.includes('SECOND_FACTOR_TYPE_OTP'))
+        return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.noFactorAllowed), 403);
       await savePending(loaded, { accountId, loginName: name, setup: true });
       return showSetup(ctx, loaded, name, await beginOtpSetup(deps.db, deps.factorKeys, accountId));
     }
@@ -386,7 +420,14 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const uri = otpauthUri(secret, `Portcullis (${new URL(loaded.provider.issuer).host})`, name);
     const qrSvg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
     const c = { ...loaded.page, lead: loaded.page.t.otpRequired };
-    render(ctx, otpSetupPage({ ...c, confirm: `${loaded.page.action}/otp-setup`, cancel: `${loaded.page.action}?other=1` }, { qrSvg, secret: base32Encode(secret), error }), error ? 400 : 200);
+    render(
+      ctx,
+      otpSetupPage(
+        { ...c, confirm: `${loaded.page.action}/otp-setup`, cancel: `${loaded.page.action}?other=1` },
+        { qrSvg, secret: base32Encode(secret), error },
+      ),
+      error ? 400 : 200,
+    );
   }
 
   // forceMfa or acr_values=mfa and no factor yet: the user sets up an app before the login finishes.
@@ -506,10 +547,16 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     if (Object.keys(errors).length) return render(ctx, registrationPage(loaded.page, { ...values, errors }, minPassword));
     let userId: string;
     try {
-      const human = parseHuman({ userName: values.email, profile: { firstName: values.givenName, lastName: values.familyName }, email: { email: values.email }, password });
+      const human = parseHuman({
+        userName: values.email,
+        profile: { firstName: values.givenName, lastName: values.familyName },
+        email: { email: values.email },
+        password,
+      });
       userId = await registerHuman(deps.db, deps.orgSettings, orgId, human);
     } catch (err) {
-      if (err instanceof AlreadyExists) return render(ctx, registrationPage(loaded.page, { ...values, errors: { email: loaded.page.t.accountExists } }, minPassword));
+      if (err instanceof AlreadyExists)
+        return render(ctx, registrationPage(loaded.page, { ...values, errors: { email: loaded.page.t.accountExists } }, minPassword));
       if (err instanceof InvalidArgument) return render(ctx, registrationPage(loaded.page, { ...values, errors: formErrors(loaded.page, err) }, minPassword));
       throw err;
     }

@@ -11,7 +11,15 @@ import { base32Encode, otpauthUri } from '../src/domain/totp.ts';
 import { passwordLogin } from '../src/commands/password-login.ts';
 import { beginOtpSetup, checkSecondFactor, confirmOtpSetup, hasOtp, pendingOtpSecret, removeOwnOtp, type FactorKeys } from '../src/commands/otp.ts';
 import { AlreadyExists } from '../src/domain/errors.ts';
-import { authenticationCeremony, completeAuthentication, completeRegistration, registrationCeremony, removeOwnPasskey, type PasskeyRefusal, type RelyingParty } from '../src/commands/passkeys.ts';
+import {
+  authenticationCeremony,
+  completeAuthentication,
+  completeRegistration,
+  registrationCeremony,
+  removeOwnPasskey,
+  type PasskeyRefusal,
+  type RelyingParty,
+} from '../src/commands/passkeys.ts';
 import { passkeysOf } from '../src/storage/passkeys.ts';
 import type { ChallengeStore } from '../src/security/challenges.ts';
 import { INTERACTION_PATH } from '../src/engine/routes.ts';
@@ -122,14 +130,26 @@ export function securityRoutes(router: Router, deps: SecurityDeps): void {
     const userId = state.user!;
     const ceremony = await registrationCeremony(deps.db, deps.challenges, deps.rp, userId);
     const passkeys = (await passkeysOf(deps.db, userId)).map((p) => ({ id: p.id, name: p.name }));
-    deps.render(ctx, securityPage(c, { loginName: await nameOf(userId), otp: await hasOtp(deps.db, userId), passkeys, register: { ...ceremony, action: `${PATH}/passkey`, csrf: c.csrf }, error }), error ? 400 : 200);
+    deps.render(
+      ctx,
+      securityPage(c, {
+        loginName: await nameOf(userId),
+        otp: await hasOtp(deps.db, userId),
+        passkeys,
+        register: { ...ceremony, action: `${PATH}/passkey`, csrf: c.csrf },
+        error,
+      }),
+      error ? 400 : 200,
+    );
   }
 
   /** The second step of the page's sign-in: a code field when the user has an app, a passkey button when they have passkeys. */
   async function showSecondFactor(ctx: Context, state: SecurityState, userId: string, error?: string): Promise<void> {
     const c = context(ctx, state);
     const otp = await hasOtp(deps.db, userId);
-    const passkey = (await passkeysOf(deps.db, userId)).length ? { ...(await authenticationCeremony(deps.db, deps.challenges, deps.rp, userId)), action: `${PATH}/passkey-factor`, csrf: c.csrf } : undefined;
+    const passkey = (await passkeysOf(deps.db, userId)).length
+      ? { ...(await authenticationCeremony(deps.db, deps.challenges, deps.rp, userId)), action: `${PATH}/passkey-factor`, csrf: c.csrf }
+      : undefined;
     deps.render(ctx, otpPage(c, `${PATH}/code`, { loginName: await nameOf(userId), error, otp, passkey }));
   }
 

@@ -54,7 +54,9 @@ ${PASSKEY_SCRIPTS}`;
 }
 
 export function loginNamePage(c: PageContext, values: { loginName?: string; error?: string; canRegister: boolean; passkey?: PasskeyCeremony }): string {
-  return page(c.t.signIn, `
+  return page(
+    c.t.signIn,
+    `
 <h1>${e(c.t.signIn)}</h1>
 <p class="lead">${e(translate(c.t, 'signInTo', { app: c.appName }))}</p>
 ${errorBox(values.error)}
@@ -68,11 +70,15 @@ ${errorBox(values.error)}
     <button type="submit">${e(c.t.next)}</button>
   </div>
 </form>
-${values.passkey ? passkeyForm('authenticate', values.passkey, c.t.passkeySignIn, `<p class="or">${e(c.t.or)}</p>`, 'secondary-button') : ''}`, c.lang);
+${values.passkey ? passkeyForm('authenticate', values.passkey, c.t.passkeySignIn, `<p class="or">${e(c.t.or)}</p>`, 'secondary-button') : ''}`,
+    c.lang,
+  );
 }
 
 export function passwordPage(c: PageContext, values: { loginName: string; error?: string }): string {
-  return page(c.t.password, `
+  return page(
+    c.t.password,
+    `
 <h1>${e(c.t.signIn)}</h1>
 <div class="identity"><span class="avatar" aria-hidden="true">${initial(values.loginName)}</span><span>${e(values.loginName)}</span></div>
 ${errorBox(values.error)}
@@ -86,23 +92,33 @@ ${errorBox(values.error)}
     <a class="secondary button" href="${e(c.action)}?other=1">${e(c.t.forgotten)}</a>
     <button type="submit">${e(c.t.signIn)}</button>
   </div>
-</form>`, c.lang);
+</form>`,
+    c.lang,
+  );
 }
 
 export function accountPickerPage(c: PageContext, accounts: AccountChoice[]): string {
-  const items = accounts.map((a) => `
+  const items = accounts
+    .map(
+      (a) => `
     <li><button type="submit" name="accountId" value="${e(a.accountId)}">
       <span class="avatar" aria-hidden="true">${initial(a.name)}</span>
       <span class="who"><strong>${e(a.name)}</strong><span>${e(a.loginName)}</span></span>
-    </button></li>`).join('');
-  return page(c.t.chooseAccount, `
+    </button></li>`,
+    )
+    .join('');
+  return page(
+    c.t.chooseAccount,
+    `
 <h1>${e(c.t.chooseAccount)}</h1>
 <p class="lead">${e(translate(c.t, 'chooseAccountTo', { app: c.appName }))}</p>
 <form method="post" action="${e(c.action)}/select">
   ${hidden('csrf', c.csrf)}
   <ul class="accounts">${items}</ul>
 </form>
-<div class="actions"><a class="secondary button" href="${e(c.action)}?other=1">${e(c.t.useOther)}</a></div>`, c.lang);
+<div class="actions"><a class="secondary button" href="${e(c.action)}?other=1">${e(c.t.useOther)}</a></div>`,
+    c.lang,
+  );
 }
 
 export interface RegistrationValues {
@@ -113,7 +129,14 @@ export interface RegistrationValues {
   error?: string;
 }
 
-function field(name: keyof NonNullable<RegistrationValues['errors']>, label: string, type: string, value: string, error: string | undefined, extra: string): string {
+function field(
+  name: keyof NonNullable<RegistrationValues['errors']>,
+  label: string,
+  type: string,
+  value: string,
+  error: string | undefined,
+  extra: string,
+): string {
   const describedBy = error ? ` aria-invalid="true" aria-describedby="${name}Error"` : '';
   return `<label for="${name}">${e(label)}</label>
   <input type="${type}" id="${name}" name="${name}" value="${e(value)}" ${extra}${describedBy}>
@@ -122,7 +145,9 @@ function field(name: keyof NonNullable<RegistrationValues['errors']>, label: str
 
 export function registrationPage(c: PageContext, values: RegistrationValues, minPasswordLength: number): string {
   const err = values.errors ?? {};
-  return page(c.t.register, `
+  return page(
+    c.t.register,
+    `
 <h1>${e(c.t.register)}</h1>
 <p class="lead">${e(translate(c.t, 'registerTo', { app: c.appName }))}</p>
 ${errorBox(values.error)}
@@ -139,7 +164,9 @@ ${errorBox(values.error)}
     <span></span>
     <button type="submit">${e(c.t.register)}</button>
   </div>
-</form>`, c.lang);
+</form>`,
+    c.lang,
+  );
 }
 
 export function messagePage(lang: string, t: Messages, message: string): string {
@@ -153,14 +180,31 @@ export function unavailablePage(lang: string): string {
 }
 
 /** The second step of a login: a code from the authenticator app, or a recovery code. */
-export function otpPage(c: Pick<PageContext, 'lang' | 't' | 'csrf'>, action: string, values: { loginName: string; error?: string; otp?: boolean; passkey?: PasskeyCeremony }): string {
-  const passkey = values.passkey ? passkeyForm('authenticate', values.passkey, c.t.passkeyUse, values.otp === false ? '' : `<p class="or">${e(c.t.or)}</p>`, values.otp === false ? '' : 'secondary-button') : '';
-  return page(c.t.otpTitle, `
+export function otpPage(
+  c: Pick<PageContext, 'lang' | 't' | 'csrf'>,
+  action: string,
+  values: { loginName: string; error?: string; otp?: boolean; passkey?: PasskeyCeremony },
+): string {
+  const passkey = values.passkey
+    ? passkeyForm(
+        'authenticate',
+        values.passkey,
+        c.t.passkeyUse,
+        values.otp === false ? '' : `<p class="or">${e(c.t.or)}</p>`,
+        values.otp === false ? '' : 'secondary-button',
+      )
+    : '';
+  return page(
+    c.t.otpTitle,
+    `
 <h1>${e(c.t.otpTitle)}</h1>
 <div class="identity"><span class="avatar" aria-hidden="true">${initial(values.loginName)}</span><span>${e(values.loginName)}</span></div>
 ${values.otp === false ? '' : `<p class="lead" id="otpHelp">${e(c.t.otpPrompt)}</p>`}
 ${errorBox(values.error)}
-${values.otp === false ? passkey : `<form method="post" action="${e(action)}" novalidate>
+${
+  values.otp === false
+    ? passkey
+    : `<form method="post" action="${e(action)}" novalidate>
   ${hidden('csrf', c.csrf)}
   <label for="code">${e(c.t.otpCode)}</label>
   <input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required autofocus maxlength="64" aria-describedby="otpHelp"${values.error ? ' aria-invalid="true"' : ''}>
@@ -168,7 +212,10 @@ ${values.otp === false ? passkey : `<form method="post" action="${e(action)}" no
     <span></span>
     <button type="submit">${e(c.t.otpVerify)}</button>
   </div>
-</form>${passkey}`}`, c.lang);
+</form>${passkey}`
+}`,
+    c.lang,
+  );
 }
 
 export interface SecurityContext {
@@ -187,7 +234,9 @@ export interface SecurityContext {
 
 /** The fresh sign-in in front of the security page. */
 export function securitySignInPage(c: SecurityContext, values: { loginName?: string; error?: string }): string {
-  return page(c.t.securityTitle, `
+  return page(
+    c.t.securityTitle,
+    `
 <h1>${e(c.t.securityTitle)}</h1>
 <p class="lead">${e(c.t.securityLead)}</p>
 ${errorBox(values.error)}
@@ -201,21 +250,33 @@ ${errorBox(values.error)}
     <span></span>
     <button type="submit">${e(c.t.signIn)}</button>
   </div>
-</form>`, c.lang);
+</form>`,
+    c.lang,
+  );
 }
 
 /** The security page: the signed-in user's second factors. */
-export function securityPage(c: SecurityContext, values: { loginName: string; otp: boolean; passkeys: Array<{ id: string; name: string }>; register?: PasskeyCeremony; error?: string }): string {
+export function securityPage(
+  c: SecurityContext,
+  values: { loginName: string; otp: boolean; passkeys: Array<{ id: string; name: string }>; register?: PasskeyCeremony; error?: string },
+): string {
   const passkeys = values.passkeys.length
     ? `<ul class="passkeys" id="passkeys">${values.passkeys.map((p) => `<li><span>${e(p.name)}</span><form method="post" action="${e(c.action)}/passkey/remove">${hidden('csrf', c.csrf)}${hidden('passkeyId', p.id)}<button type="submit" class="secondary" aria-label="${e(`${c.t.passkeyRemove}: ${p.name}`)}">${e(c.t.passkeyRemove)}</button></form></li>`).join('')}</ul>`
     : `<p class="help" id="passkeys">${e(c.t.passkeyNone)}</p>`;
   const register = values.register
-    ? passkeyForm('register', values.register, c.t.passkeyAdd, `<label for="passkeyName">${e(c.t.passkeyName)}</label><input type="text" id="passkeyName" name="name" value="Passkey" maxlength="100" required>`)
+    ? passkeyForm(
+        'register',
+        values.register,
+        c.t.passkeyAdd,
+        `<label for="passkeyName">${e(c.t.passkeyName)}</label><input type="text" id="passkeyName" name="name" value="Passkey" maxlength="100" required>`,
+      )
     : '';
   const otpAction = values.otp
     ? `<form method="post" action="${e(c.action)}/otp/remove">${hidden('csrf', c.csrf)}<button type="submit" class="secondary">${e(c.t.otpRemove)}</button></form>`
     : `<form method="post" action="${e(c.action)}/otp">${hidden('csrf', c.csrf)}<button type="submit">${e(c.t.otpSetUp)}</button></form>`;
-  return page(c.t.securityTitle, `
+  return page(
+    c.t.securityTitle,
+    `
 <h1>${e(c.t.securityTitle)}</h1>
 <div class="identity"><span class="avatar" aria-hidden="true">${initial(values.loginName)}</span><span>${e(values.loginName)}</span></div>
 ${errorBox(values.error)}
@@ -225,14 +286,18 @@ ${otpAction}
 <h2>${e(c.t.passkeys)}</h2>
 ${passkeys}
 ${register}
-<div class="actions"><span></span><form method="post" action="${e(c.action)}/sign-out">${hidden('csrf', c.csrf)}<button type="submit" class="secondary">${e(c.t.signOut)}</button></form></div>`, c.lang);
+<div class="actions"><span></span><form method="post" action="${e(c.action)}/sign-out">${hidden('csrf', c.csrf)}<button type="submit" class="secondary">${e(c.t.signOut)}</button></form></div>`,
+    c.lang,
+  );
 }
 
 /** Set-up of an authenticator app: the QR code (inline SVG), the key in base32, and the code that confirms it. */
 export function otpSetupPage(c: SecurityContext, values: { qrSvg: string; secret: string; error?: string }): string {
   // The key in groups of four, as apps show it; spaces do not matter to them.
   const grouped = values.secret.replace(/(.{4})(?=.)/g, '$1 ');
-  return page(c.t.otpSetUp, `
+  return page(
+    c.t.otpSetUp,
+    `
 <h1>${e(c.t.otpSetUp)}</h1>
 ${c.lead ? `<p class="lead">${e(c.lead)}</p>` : ''}
 <p class="lead" id="setupHelp">${e(c.t.otpSetupLead)}</p>
@@ -247,7 +312,9 @@ ${errorBox(values.error)}
     <a class="secondary button" href="${e(c.cancel ?? c.action)}">${e(c.t.cancel)}</a>
     <button type="submit">${e(c.t.otpConfirm)}</button>
   </div>
-</form>`, c.lang);
+</form>`,
+    c.lang,
+  );
 }
 
 /** The recovery codes, shown this once; `proceed` (a login that goes on) replaces the link back to the security page. */
@@ -255,9 +322,13 @@ export function recoveryCodesPage(c: Pick<SecurityContext, 'lang' | 't' | 'actio
   const next = proceed
     ? `<form method="post" action="${e(proceed.action)}">${hidden('csrf', proceed.csrf)}<button type="submit">${e(c.t.next)}</button></form>`
     : `<a class="button" href="${e(c.action)}">${e(c.t.done)}</a>`;
-  return page(c.t.recoveryTitle, `
+  return page(
+    c.t.recoveryTitle,
+    `
 <h1>${e(c.t.recoveryTitle)}</h1>
 <p class="lead">${e(c.t.recoveryLead)}</p>
 <ul class="codes" id="recoveryCodes">${codes.map((code) => `<li><code>${e(code)}</code></li>`).join('')}</ul>
-<div class="actions"><span></span>${next}</div>`, c.lang);
+<div class="actions"><span></span>${next}</div>`,
+    c.lang,
+  );
 }

@@ -39,7 +39,12 @@ function notFound(res: ServerResponse): void {
 
 function methodNotAllowed(res: ServerResponse, method: string, allowed: readonly string[]): void {
   const body = JSON.stringify({ error: 'invalid_request', error_description: `${method} is not allowed here; use ${allowed.join(', ')}` });
-  res.writeHead(405, { Allow: allowed.join(', '), 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body) });
+  res.writeHead(405, {
+    Allow: allowed.join(', '),
+    'Content-Type': 'application/json; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'Content-Length': Buffer.byteLength(body),
+  });
   res.end(body);
 }
 
@@ -81,7 +86,13 @@ export function createApp({ inFlight, log, metrics, issuer, trustProxy, engine, 
     const target = req.url ?? '/';
     const door = engineDoor(target);
     const allowed = door === 'engine' ? methodsIfNotAllowed(req.method ?? 'GET', target) : undefined;
-    const handled = allowed ? methodNotAllowed(res, req.method ?? 'GET', allowed) : door === 'engine' ? engine.handle(req, res) : door === 'ours' ? ours(req, res) : notFound(res);
+    const handled = allowed
+      ? methodNotAllowed(res, req.method ?? 'GET', allowed)
+      : door === 'engine'
+        ? engine.handle(req, res)
+        : door === 'ours'
+          ? ours(req, res)
+          : notFound(res);
     // Koa's callbacks settle only after the response; they never reject
     // (errors become responses), but a crash here would take the process.
     Promise.resolve(handled)

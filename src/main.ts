@@ -24,7 +24,10 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel);
   const running = await startServer(config, log);
-  log.info({ url: running.url, issuer: config.issuer, database: running.db.kind, redis: Boolean(running.redis) }, `listening; discovery at ${config.issuer}/.well-known/openid-configuration`);
+  log.info(
+    { url: running.url, issuer: config.issuer, database: running.db.kind, redis: Boolean(running.redis) },
+    `listening; discovery at ${config.issuer}/.well-known/openid-configuration`,
+  );
 
   const shutdown = (signal: string) => {
     log.info({ signal }, 'shutting down');

@@ -78,8 +78,16 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
 
     const secretKey = deriveKey(master.key, 'secret digests');
     const orgSettings = { instanceDomain: config.instanceDomain, passwordPolicy: { minLength: config.passwordMinLength } };
-    const created = await firstStart(db, { ...orgSettings, instanceOrgName: config.instanceOrgName, adminPassword: config.adminPassword, dataDir: config.dataDir, secretKey }).catch((err) => {
-      throw err instanceof InvalidArgument ? new ConfigError(`ADMIN_PASSWORD breaks the password policy: ${err.violations[0]?.description ?? err.message}`) : err;
+    const created = await firstStart(db, {
+      ...orgSettings,
+      instanceOrgName: config.instanceOrgName,
+      adminPassword: config.adminPassword,
+      dataDir: config.dataDir,
+      secretKey,
+    }).catch((err) => {
+      throw err instanceof InvalidArgument
+        ? new ConfigError(`ADMIN_PASSWORD breaks the password policy: ${err.violations[0]?.description ?? err.message}`)
+        : err;
     });
     if (created) {
       log.info(
@@ -161,8 +169,32 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         metricsRoutes(metrics),
         pageAssetRoutes(),
         consoleRoutes(consoleBundle, config.issuer),
-        adminRouter({ db, log, settings: orgSettings, verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db, engineDeps.exchanges)], secretKey, announce, engine, signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh }, throttle }),
-        interactionRouter({ engine, db, log, orgSettings, csrfKey: deriveKey(master.key, 'login form csrf'), sessionLifetime: config.sessionIdleLifetime, metrics, throttle, announce, factorKeys: { sealing: deriveKey(master.key, 'otp secret sealing'), digest: secretKey }, securityKey: deriveKey(master.key, 'security page cookie'), challenges: challengeStore(adapter('WebAuthnChallenge')), webauthnRpId: config.webauthnRpId }),
+        adminRouter({
+          db,
+          log,
+          settings: orgSettings,
+          verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db, engineDeps.exchanges)],
+          secretKey,
+          announce,
+          engine,
+          signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh },
+          throttle,
+        }),
+        interactionRouter({
+          engine,
+          db,
+          log,
+          orgSettings,
+          csrfKey: deriveKey(master.key, 'login form csrf'),
+          sessionLifetime: config.sessionIdleLifetime,
+          metrics,
+          throttle,
+          announce,
+          factorKeys: { sealing: deriveKey(master.key, 'otp secret sealing'), digest: secretKey },
+          securityKey: deriveKey(master.key, 'security page cookie'),
+          challenges: challengeStore(adapter('WebAuthnChallenge')),
+          webauthnRpId: config.webauthnRpId,
+        }),
       ],
     });
     const server = createServer(app);

@@ -56,7 +56,10 @@ export function App({ config, session }: { config: ConsoleConfig; session: Sessi
       createApi(
         () => session.accessToken,
         () => sessionStorage.getItem(ORG_KEY) || undefined,
-        () => { forgetSession(); startSignIn(config, location.pathname + location.search); },
+        () => {
+          forgetSession();
+          startSignIn(config, location.pathname + location.search);
+        },
       ),
     [session],
   );

@@ -1,7 +1,13 @@
 import { ACCESS_TOKEN_TYPES, APP_TYPES, AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES } from '../domain/apps.ts';
 
 const uriList = { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 2000 } };
-const enumList = (values: string[], minItems = 1) => ({ type: 'array', minItems, maxItems: values.length, uniqueItems: true, items: { type: 'string', enum: values } });
+const enumList = (values: string[], minItems = 1) => ({
+  type: 'array',
+  minItems,
+  maxItems: values.length,
+  uniqueItems: true,
+  items: { type: 'string', enum: values },
+});
 
 const appProperties = {
   name: { type: 'string', minLength: 1, maxLength: 200 },

@@ -1,6 +1,15 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../logger.ts';
-import { AlreadyExists, InvalidArgument, NotFound, PayloadTooLarge, PermissionDenied, ResourceExhausted, Unauthenticated, Unavailable } from '../domain/errors.ts';
+import {
+  AlreadyExists,
+  InvalidArgument,
+  NotFound,
+  PayloadTooLarge,
+  PermissionDenied,
+  ResourceExhausted,
+  Unauthenticated,
+  Unavailable,
+} from '../domain/errors.ts';
 import { RETRY_AFTER_SECONDS, StoreUnavailable } from '../storage/outage.ts';
 
 /** The gRPC-gateway error body of docs/api/README.md. */
@@ -33,7 +42,11 @@ export function toWire(err: unknown, requestId: string): { status: number; body:
   }
   if (err instanceof AlreadyExists) return { status: 409, body: { code: 6, message: err.message, details: [info('ALREADY_EXISTS')] } };
   if (err instanceof StoreUnavailable) {
-    return { status: 503, body: { code: 14, message: 'the service is temporarily unavailable, try again shortly', details: [info('UNAVAILABLE')] }, retryAfter: RETRY_AFTER_SECONDS };
+    return {
+      status: 503,
+      body: { code: 14, message: 'the service is temporarily unavailable, try again shortly', details: [info('UNAVAILABLE')] },
+      retryAfter: RETRY_AFTER_SECONDS,
+    };
   }
   if (err instanceof Unavailable) return { status: 503, body: { code: 14, message: err.message, details: [info('UNAVAILABLE')] }, retryAfter: err.retryAfter };
   return { status: 500, body: { code: 13, message: `internal error (request id ${requestId})`, details: [info('INTERNAL')] } };

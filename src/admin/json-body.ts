@@ -57,7 +57,9 @@ export function jsonBody(): Middleware[] {
   const shallow: Middleware = async (ctx, next) => {
     const raw = (ctx.request as { rawBody?: string }).rawBody;
     if (typeof raw === 'string' && jsonDepth(raw) > MAX_JSON_DEPTH) {
-      throw new InvalidArgument(`request body nests deeper than ${MAX_JSON_DEPTH} levels`, [{ field: '(body)', description: `must not nest deeper than ${MAX_JSON_DEPTH} levels` }]);
+      throw new InvalidArgument(`request body nests deeper than ${MAX_JSON_DEPTH} levels`, [
+        { field: '(body)', description: `must not nest deeper than ${MAX_JSON_DEPTH} levels` },
+      ]);
     }
     await next();
   };

@@ -53,7 +53,17 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
  * format, JSON bodies, bearer authentication, then the resource routes.
  */
 export function adminRouter({ db, log, settings, verifiers, secretKey, announce, engine, signingKeys, throttle }: AdminApiDeps): Router {
-  const resources = [searchRoutes(db), orgRoutes(db, settings), userRoutes(db, announce, settings, secretKey, engine), memberRoutes(db), featureRoutes(db, announce), projectRoutes(db), appRoutes({ db, engine, announce, secretKey }), signingKeyRoutes(db, signingKeys), policyRoutes(db, [LOCKOUT_POLICY, LOGIN_POLICY])];
+  const resources = [
+    searchRoutes(db),
+    orgRoutes(db, settings),
+    userRoutes(db, announce, settings, secretKey, engine),
+    memberRoutes(db),
+    featureRoutes(db, announce),
+    projectRoutes(db),
+    appRoutes({ db, engine, announce, secretKey }),
+    signingKeyRoutes(db, signingKeys),
+    policyRoutes(db, [LOCKOUT_POLICY, LOGIN_POLICY]),
+  ];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us
   // read a megabyte.
@@ -64,6 +74,9 @@ export function adminRouter({ db, log, settings, verifiers, secretKey, announce,
     for (const name of ID_PARAMS) resource.param(name, (value, ctx, next) => checkId(value, ctx, next));
     router.use(resource.routes(), resource.allowedMethods({ throw: false }));
   }
-  router.all(API_PREFIXES.map((prefix) => `${prefix}/{*rest}`), () => {});
+  router.all(
+    API_PREFIXES.map((prefix) => `${prefix}/{*rest}`),
+    () => {},
+  );
   return router;
 }

@@ -40,7 +40,13 @@ export const humanSchema = {
       additionalProperties: false,
       required: ['email'],
       properties: {
-        email: { type: 'string', minLength: 1, maxLength: 254, format: 'email', description: 'must be an email address (RFC 2822 addr-spec) such as alice@example.com' },
+        email: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 254,
+          format: 'email',
+          description: 'must be an email address (RFC 2822 addr-spec) such as alice@example.com',
+        },
         isEmailVerified: { type: 'boolean' },
       },
     },
@@ -49,7 +55,13 @@ export const humanSchema = {
       additionalProperties: false,
       required: ['phone'],
       properties: {
-        phone: { type: 'string', minLength: 1, maxLength: 50, pattern: GLOBAL_PHONE, description: 'must be a global phone number (RFC 3966) such as +41791234567' },
+        phone: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 50,
+          pattern: GLOBAL_PHONE,
+          description: 'must be a global phone number (RFC 3966) such as +41791234567',
+        },
         isPhoneVerified: { type: 'boolean' },
       },
     },

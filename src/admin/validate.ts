@@ -7,7 +7,10 @@ const ajv = addFormats(new Ajv({ allErrors: true, strict: true, verbose: true })
 
 /** `/human/profile/firstName` → `human.profile.firstName`; `/roles/0` → `roles[0]`. */
 function fieldPath(pointer: string, child?: string): string {
-  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
   return parts.reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path ? `${path}.${part}` : part), '');
 }
@@ -19,13 +22,19 @@ function describe(error: ErrorObject): FieldViolation {
     case 'additionalProperties':
       return { field: fieldPath(error.instancePath, String(error.params.additionalProperty)), description: 'is not a known field' };
     case 'minLength':
-      return { field: fieldPath(error.instancePath), description: error.params.limit === 1 ? 'must not be empty' : `must be at least ${error.params.limit} characters` };
+      return {
+        field: fieldPath(error.instancePath),
+        description: error.params.limit === 1 ? 'must not be empty' : `must be at least ${error.params.limit} characters`,
+      };
     case 'maxLength':
       return { field: fieldPath(error.instancePath), description: `must be at most ${error.params.limit} characters` };
     case 'enum':
       return { field: fieldPath(error.instancePath), description: `must be one of ${(error.params.allowedValues as string[]).join(', ')}` };
     default:
-      return { field: fieldPath(error.instancePath) || '(body)', description: (error.parentSchema as { description?: string })?.description ?? error.message ?? 'is invalid' };
+      return {
+        field: fieldPath(error.instancePath) || '(body)',
+        description: (error.parentSchema as { description?: string })?.description ?? error.message ?? 'is invalid',
+      };
   }
 }
 
@@ -35,7 +44,9 @@ function describe(error: ErrorObject): FieldViolation {
  */
 function unstorableStrings(value: unknown, pointer = ''): FieldViolation[] {
   if (typeof value === 'string') {
-    return value.includes('\u0000') || !value.isWellFormed() ? [{ field: fieldPath(pointer) || '(body)', description: 'must not contain NUL characters or invalid Unicode' }] : [];
+    return value.includes('\u0000') || !value.isWellFormed()
+      ? [{ field: fieldPath(pointer) || '(body)', description: 'must not contain NUL characters or invalid Unicode' }]
+      : [];
   }
   if (Array.isArray(value)) return value.flatMap((item, i) => unstorableStrings(item, `${pointer}/${i}`));
   if (value && typeof value === 'object') {

@@ -35,7 +35,15 @@ const ENGINE_FIELD: Array<[RegExp, string]> = [
 async function checkSettings(deps: AppDeps, settings: AppSettings, clientId: string): Promise<void> {
   const violations = appViolations(settings);
   if (violations.length) throw new InvalidArgument(`invalid app: ${violations.map((v) => `${v.field} ${v.description}`).join('; ')}`, violations);
-  const metadata = toClientMetadata({ clientId, projectId: 'check', orgId: 'check', settings, secretDigest: needsSecret(settings.authMethodType) ? 'check' : null, publicKeys: [], apiAccess: false });
+  const metadata = toClientMetadata({
+    clientId,
+    projectId: 'check',
+    orgId: 'check',
+    settings,
+    secretDigest: needsSecret(settings.authMethodType) ? 'check' : null,
+    publicKeys: [],
+    apiAccess: false,
+  });
   try {
     await deps.engine.provider.Client.validate(metadata as never);
   } catch (err) {
@@ -59,7 +67,8 @@ async function checkApiAccess(db: Queryable, actor: Principal, orgId: string, fr
  * instance owner's business only.
  */
 function assertMayChangeApiApp(actor: Principal, app: AppRow): void {
-  if (app.iam_api_access && !hasInstanceRole(actor, 'IAM_OWNER')) throw new PermissionDenied('only an instance owner (IAM_OWNER) may change an app with iamApiAccess');
+  if (app.iam_api_access && !hasInstanceRole(actor, 'IAM_OWNER'))
+    throw new PermissionDenied('only an instance owner (IAM_OWNER) may change an app with iamApiAccess');
 }
 
 /** An app without browser sign-in (a device app, say) has no response type unless it names one. */
@@ -136,7 +145,8 @@ export async function addOidcAppKey(deps: AppDeps, actor: Principal, orgId: stri
     const write = await beginWrite(tx, actor);
     const app = await appOfProject(tx, orgId, projectId, appId);
     assertMayChangeApiApp(actor, app);
-    if (app.auth_method !== 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT') throw fieldError('authMethodType', 'keys are for apps using OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT');
+    if (app.auth_method !== 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT')
+      throw fieldError('authMethodType', 'keys are for apps using OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT');
     await addAppKey(write, { id: keyId, appId, projectId, orgId, publicJwk, expiresAt });
     return { clientId: app.client_id, details: writeDetails(write, orgId) };
   });

@@ -69,7 +69,14 @@ export async function firstStart(db: Database, settings: FirstStartSettings): Pr
     await addOrg(write, { id: orgId, name: settings.instanceOrgName, domain });
     await writeHuman(write, admin, { userId: humanId, orgId }, passwordHash);
     await addMembership(write, { userId: humanId, scope: 'org', scopeId: orgId, roles: ['ORG_OWNER'], resourceOwner: orgId });
-    await addMachine(write, { id: machineId, orgId, userName: ADMIN_MACHINE_USER_NAME, name: 'Portcullis admin', description: 'Created on first start', accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER' });
+    await addMachine(write, {
+      id: machineId,
+      orgId,
+      userName: ADMIN_MACHINE_USER_NAME,
+      name: 'Portcullis admin',
+      description: 'Created on first start',
+      accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER',
+    });
     await addPersonalAccessToken(write, { id: newId(), userId: machineId, orgId, digest: secretDigest(settings.secretKey, pat), expiresAt: null });
     await addMachineKey(write, { id: keyId, userId: machineId, orgId, publicJwk: keyPair.publicJwk, expiresAt: null });
     const instanceId = newId();

@@ -117,7 +117,14 @@ export async function revokeMachineKey(db: Database, actor: Principal, orgId: st
 }
 
 /** `PUT /management/v1/users/{userId}/secret`: a new client secret; the previous one stops working. */
-export async function issueMachineSecret(db: Database, announce: Announce, secretKey: Buffer, actor: Principal, orgId: string, userId: string): Promise<{ clientId: string; clientSecret: string; details: WriteDetails }> {
+export async function issueMachineSecret(
+  db: Database,
+  announce: Announce,
+  secretKey: Buffer,
+  actor: Principal,
+  orgId: string,
+  userId: string,
+): Promise<{ clientId: string; clientSecret: string; details: WriteDetails }> {
   assertMayManageUsers(actor, orgId);
   const clientSecret = generateSecret();
   const result = await db.transaction(async (tx) => {
@@ -132,7 +139,13 @@ export async function issueMachineSecret(db: Database, announce: Announce, secre
 }
 
 /** `DELETE /management/v1/users/{userId}/secret`. */
-export async function revokeMachineSecret(db: Database, announce: Announce, actor: Principal, orgId: string, userId: string): Promise<{ details: WriteDetails }> {
+export async function revokeMachineSecret(
+  db: Database,
+  announce: Announce,
+  actor: Principal,
+  orgId: string,
+  userId: string,
+): Promise<{ details: WriteDetails }> {
   assertMayManageUsers(actor, orgId);
   const result = await db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
@@ -146,7 +159,14 @@ export async function revokeMachineSecret(db: Database, announce: Announce, acto
 }
 
 /** `POST /management/v1/users/{userId}/pats`: the token is returned once; only its digest is kept. */
-export async function issuePersonalAccessToken(db: Database, secretKey: Buffer, actor: Principal, orgId: string, userId: string, input: AddPatInput): Promise<{ tokenId: string; token: string; details: WriteDetails }> {
+export async function issuePersonalAccessToken(
+  db: Database,
+  secretKey: Buffer,
+  actor: Principal,
+  orgId: string,
+  userId: string,
+  input: AddPatInput,
+): Promise<{ tokenId: string; token: string; details: WriteDetails }> {
   assertMayManageUsers(actor, orgId);
   const expiresAt = expiry(input.expirationDate);
   const tokenId = newId();
@@ -160,7 +180,13 @@ export async function issuePersonalAccessToken(db: Database, secretKey: Buffer, 
 }
 
 /** `DELETE /management/v1/users/{userId}/pats/{tokenId}`: the token is refused from now on. */
-export async function revokePersonalAccessToken(db: Database, actor: Principal, orgId: string, userId: string, tokenId: string): Promise<{ details: WriteDetails }> {
+export async function revokePersonalAccessToken(
+  db: Database,
+  actor: Principal,
+  orgId: string,
+  userId: string,
+  tokenId: string,
+): Promise<{ details: WriteDetails }> {
   assertMayManageUsers(actor, orgId);
   return db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);

@@ -13,7 +13,9 @@ export interface MemberInput {
 
 /** Every role must be of the scope's kind; all unknown ones are named at once. */
 function checkRoles(roles: string[], known: (role: string) => boolean, kind: string): string[] {
-  const violations: FieldViolation[] = roles.flatMap((role, i) => (known(role) ? [] : [{ field: `roles[${i}]`, description: `"${role}" is not an ${kind} role` }]));
+  const violations: FieldViolation[] = roles.flatMap((role, i) =>
+    known(role) ? [] : [{ field: `roles[${i}]`, description: `"${role}" is not an ${kind} role` }],
+  );
   if (violations.length) throw new InvalidArgument(`unknown ${kind} roles: ${violations.map((v) => v.field).join(', ')}`, violations);
   return [...new Set(roles)];
 }
@@ -40,7 +42,8 @@ export async function addOrgMember(db: Database, actor: Principal, orgId: string
     if (user.org_id !== orgId && !mayActInOrg(actor, user.org_id, 'ORG_OWNER')) {
       throw new PermissionDenied("adding a user of another organization requires IAM_OWNER or ORG_OWNER of the user's organization");
     }
-    if (await membershipExists(tx, { userId: input.userId, scope: 'org', scopeId: orgId })) throw new AlreadyExists('the user is already a member of this organization');
+    if (await membershipExists(tx, { userId: input.userId, scope: 'org', scopeId: orgId }))
+      throw new AlreadyExists('the user is already a member of this organization');
     await addMembership(write, { userId: input.userId, scope: 'org', scopeId: orgId, roles, resourceOwner: orgId });
     return { details: writeDetails(write, orgId) };
   });
@@ -55,7 +58,8 @@ export async function addInstanceMember(db: Database, actor: Principal, input: M
     const instance = await findInstance(tx);
     if (!instance) throw new NotFound('the instance is not set up');
     await existingUser(tx, input.userId);
-    if (await membershipExists(tx, { userId: input.userId, scope: 'instance', scopeId: instance.id })) throw new AlreadyExists('the user is already a member of the instance');
+    if (await membershipExists(tx, { userId: input.userId, scope: 'instance', scopeId: instance.id }))
+      throw new AlreadyExists('the user is already a member of the instance');
     await addMembership(write, { userId: input.userId, scope: 'instance', scopeId: instance.id, roles, resourceOwner: instance.id });
     return { details: writeDetails(write, instance.id) };
   });

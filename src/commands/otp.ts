@@ -39,7 +39,14 @@ export async function pendingOtpSecret(db: Database, keys: FactorKeys, userId: s
  * ten recovery codes, which exist in clear only in this answer; undefined
  * when the code is wrong (nothing changes).
  */
-export async function confirmOtpSetup(db: Database, keys: FactorKeys, actor: Editor, userId: string, code: string, now = Date.now()): Promise<string[] | undefined> {
+export async function confirmOtpSetup(
+  db: Database,
+  keys: FactorKeys,
+  actor: Editor,
+  userId: string,
+  code: string,
+  now = Date.now(),
+): Promise<string[] | undefined> {
   const secret = await pendingOtpSecret(db, keys, userId);
   if (!secret) throw new NotFound('no set-up in progress');
   const step = matchTotp(secret, code, now, null);
@@ -48,7 +55,12 @@ export async function confirmOtpSetup(db: Database, keys: FactorKeys, actor: Edi
   const confirmed = await db.transaction(async (tx) => {
     const user = await findUser(tx, userId);
     if (!user) throw new NotFound('user not found');
-    return confirmOtp(await beginWrite(tx, actor), { id: user.id, orgId: user.org_id }, step, codes.map((c) => secretDigest(keys.digest, c)));
+    return confirmOtp(
+      await beginWrite(tx, actor),
+      { id: user.id, orgId: user.org_id },
+      step,
+      codes.map((c) => secretDigest(keys.digest, c)),
+    );
   });
   return confirmed ? codes : undefined;
 }
@@ -66,7 +78,14 @@ export type CodeOutcome = { result: 'ok'; method: 'otp' | 'recovery' } | { resul
  * malformed one (not six digits, not a recovery code's shape) is refused
  * without counting or storing anything. `onLockChange` hears of a lock.
  */
-export async function checkSecondFactor(db: Database, keys: FactorKeys, userId: string, input: string, onLockChange: () => void = () => {}, now = Date.now()): Promise<CodeOutcome> {
+export async function checkSecondFactor(
+  db: Database,
+  keys: FactorKeys,
+  userId: string,
+  input: string,
+  onLockChange: () => void = () => {},
+  now = Date.now(),
+): Promise<CodeOutcome> {
   const code = input.replace(/\s/g, '');
   const recovery = normaliseRecoveryCode(code);
   const isRecovery = /^[a-z0-9]{5}-[a-z0-9]{5}$/.test(recovery);

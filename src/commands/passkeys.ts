@@ -42,7 +42,12 @@ export type PasskeyOutcome<T> = { ok: true; value: T } | { ok: false; reason: Pa
 function parseJson<T>(text: string): T | undefined {
   try {
     const value = JSON.parse(text) as unknown;
-    return value && typeof value === 'object' && typeof (value as { id?: unknown }).id === 'string' && typeof (value as { response?: unknown }).response === 'object' ? (value as T) : undefined;
+    return value &&
+      typeof value === 'object' &&
+      typeof (value as { id?: unknown }).id === 'string' &&
+      typeof (value as { response?: unknown }).response === 'object'
+      ? (value as T)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -66,14 +71,28 @@ export async function registrationCeremony(db: Database, challenges: ChallengeSt
   return { challengeId: await challenges.put({ challenge: options.challenge, purpose: 'register', userId }), options };
 }
 
-export async function completeRegistration(db: Database, challenges: ChallengeStore, rp: RelyingParty, userId: string, challengeId: string, responseText: string, name: string): Promise<PasskeyOutcome<string>> {
+export async function completeRegistration(
+  db: Database,
+  challenges: ChallengeStore,
+  rp: RelyingParty,
+  userId: string,
+  challengeId: string,
+  responseText: string,
+  name: string,
+): Promise<PasskeyOutcome<string>> {
   const response = parseJson<RegistrationResponseJSON>(responseText);
   if (!response) return { ok: false, reason: 'malformed' };
   const challenge = await challenges.take(challengeId);
   if (challenge?.purpose !== 'register' || challenge.userId !== userId) return { ok: false, reason: 'challenge' };
   let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
-    verified = await verifyRegistrationResponse({ response, expectedChallenge: challenge.challenge, expectedOrigin: rp.origin, expectedRPID: rp.id, requireUserVerification: true });
+    verified = await verifyRegistrationResponse({
+      response,
+      expectedChallenge: challenge.challenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      requireUserVerification: true,
+    });
   } catch {
     return { ok: false, reason: 'rejected' };
   }
@@ -83,7 +102,11 @@ export async function completeRegistration(db: Database, challenges: ChallengeSt
   const added = await db.transaction(async (tx) => {
     const user = await findUser(tx, userId);
     if (!user) return false;
-    return addPasskey(await beginWrite(tx, { userId }), { id: user.id, orgId: user.org_id }, { id, credentialId: credential.id, publicKey: credential.publicKey, counter: credential.counter, transports: credential.transports ?? [], name });
+    return addPasskey(
+      await beginWrite(tx, { userId }),
+      { id: user.id, orgId: user.org_id },
+      { id, credentialId: credential.id, publicKey: credential.publicKey, counter: credential.counter, transports: credential.transports ?? [], name },
+    );
   });
   return added ? { ok: true, value: id } : { ok: false, reason: 'rejected' };
 }
@@ -100,7 +123,14 @@ export async function authenticationCeremony(db: Database, challenges: Challenge
 }
 
 /** Verifies an assertion; answers the user it signs in. User verification is required; the challenge is spent whatever the outcome. */
-export async function completeAuthentication(db: Database, challenges: ChallengeStore, rp: RelyingParty, challengeId: string, responseText: string, userId?: string): Promise<PasskeyOutcome<string>> {
+export async function completeAuthentication(
+  db: Database,
+  challenges: ChallengeStore,
+  rp: RelyingParty,
+  challengeId: string,
+  responseText: string,
+  userId?: string,
+): Promise<PasskeyOutcome<string>> {
   const response = parseJson<AuthenticationResponseJSON>(responseText);
   if (!response) return { ok: false, reason: 'malformed' };
   const challenge = await challenges.take(challengeId);
@@ -115,7 +145,12 @@ export async function completeAuthentication(db: Database, challenges: Challenge
       expectedOrigin: rp.origin,
       expectedRPID: rp.id,
       requireUserVerification: true,
-      credential: { id: passkey.credential_id, publicKey: new Uint8Array(passkey.public_key), counter: Number(passkey.counter), transports: passkey.transports },
+      credential: {
+        id: passkey.credential_id,
+        publicKey: new Uint8Array(passkey.public_key),
+        counter: Number(passkey.counter),
+        transports: passkey.transports,
+      },
     });
   } catch {
     return { ok: false, reason: 'rejected' };

@@ -14,7 +14,12 @@ function requireFields<T extends object>(kind: PolicyKind<T>, input: Partial<T>)
 }
 
 /** `PUT /admin/v1/policies/{kind}` (IAM_OWNER). */
-export async function setInstancePolicy<T extends object>(db: Database, actor: Principal, kind: PolicyKind<T>, input: Partial<T>): Promise<{ details: WriteDetails }> {
+export async function setInstancePolicy<T extends object>(
+  db: Database,
+  actor: Principal,
+  kind: PolicyKind<T>,
+  input: Partial<T>,
+): Promise<{ details: WriteDetails }> {
   if (!hasInstanceRole(actor, 'IAM_OWNER')) throw new PermissionDenied(`the instance ${kind.name} policy requires IAM_OWNER`);
   requireFields(kind, input);
   return db.transaction(async (tx) => {
@@ -29,7 +34,13 @@ export async function setInstancePolicy<T extends object>(db: Database, actor: P
 }
 
 /** `PUT /management/v1/policies/{kind}`: the org's override (ORG_OWNER). */
-export async function setOrgPolicy<T extends object>(db: Database, actor: Principal, orgId: string, kind: PolicyKind<T>, input: Partial<T>): Promise<{ details: WriteDetails }> {
+export async function setOrgPolicy<T extends object>(
+  db: Database,
+  actor: Principal,
+  orgId: string,
+  kind: PolicyKind<T>,
+  input: Partial<T>,
+): Promise<{ details: WriteDetails }> {
   if (!mayActInOrg(actor, orgId, 'ORG_OWNER')) throw new PermissionDenied(`the org's ${kind.name} policy requires ORG_OWNER`);
   requireFields(kind, input);
   return db.transaction(async (tx) => {

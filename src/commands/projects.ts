@@ -16,7 +16,13 @@ export async function createProject(db: Database, actor: Principal, orgId: strin
   });
 }
 
-export async function addRole(db: Database, actor: Principal, orgId: string, projectId: string, input: { roleKey: string; displayName?: string }): Promise<{ details: WriteDetails }> {
+export async function addRole(
+  db: Database,
+  actor: Principal,
+  orgId: string,
+  projectId: string,
+  input: { roleKey: string; displayName?: string },
+): Promise<{ details: WriteDetails }> {
   requireOrgOwner(actor, orgId);
   return db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);

@@ -118,7 +118,15 @@ function isPrivateHost(hostname: string): boolean {
   const v4 = /^(\d{1,3})\.(\d{1,3})\.\d{1,3}\.\d{1,3}$/.exec(host);
   if (v4) {
     const [a, b] = [Number(v4[1]), Number(v4[2])];
-    return a === 0 || a === 10 || a === 127 || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168);
+    return (
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 100 && b >= 64 && b <= 127) ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168)
+    );
   }
   // IPv6 literals: unique local (fc00::/7), link-local (fe80::/10), loopback, unspecified, IPv4-mapped.
   return host.startsWith('[') && /^\[(f[cd]|fe[89ab]|::1?\]|::ffff:)/.test(host);
@@ -163,7 +171,10 @@ export function appViolations(app: AppSettings): FieldViolation[] {
     violations.push({ field: 'authMethodType', description: 'user agent and native apps cannot keep a secret: use OIDC_AUTH_METHOD_TYPE_NONE' });
   }
   if (app.requirePushedAuthorizationRequests && !browserFlow) {
-    violations.push({ field: 'requirePushedAuthorizationRequests', description: 'needs the AUTHORIZATION_CODE or IMPLICIT grant: it governs authorization requests' });
+    violations.push({
+      field: 'requirePushedAuthorizationRequests',
+      description: 'needs the AUTHORIZATION_CODE or IMPLICIT grant: it governs authorization requests',
+    });
   }
   if (browserFlow && app.redirectUris.length === 0) {
     violations.push({ field: 'redirectUris', description: 'at least one redirect URI is needed for the authorization code and implicit grants' });

@@ -38,7 +38,10 @@ export function mayActInOrg(principal: Principal, orgId: string, ...roles: OrgRo
  * instance's own API: a change of an app's iamApiAccess needs IAM_OWNER,
  * and only apps of the instance's first org may have it.
  */
-export function apiAccessProblem(actor: Principal, change: { from: boolean; to: boolean; appOrgId: string; firstOrgId: string | undefined }): 'permission' | 'org' | undefined {
+export function apiAccessProblem(
+  actor: Principal,
+  change: { from: boolean; to: boolean; appOrgId: string; firstOrgId: string | undefined },
+): 'permission' | 'org' | undefined {
   if (change.from !== change.to && !hasInstanceRole(actor, 'IAM_OWNER')) return 'permission';
   if (change.to && change.appOrgId !== change.firstOrgId) return 'org';
   return undefined;

@@ -39,7 +39,9 @@ export function userClaims(user: UserRow): Record<string, unknown> {
 /** Whether the response that carries this ID token also carries an access token. */
 function accessTokenIssuedAlongside(ctx: KoaContextWithOIDC): boolean {
   if (ctx.oidc.route === 'token') return true;
-  return String(ctx.oidc.params?.response_type ?? '').split(' ').includes('token');
+  return String(ctx.oidc.params?.response_type ?? '')
+    .split(' ')
+    .includes('token');
 }
 
 /**
@@ -50,7 +52,9 @@ function accessTokenIssuedAlongside(ctx: KoaContextWithOIDC): boolean {
 function idTokenClaimsOnly(ctx: KoaContextWithOIDC, claims: Record<string, unknown>): Record<string, unknown> {
   const client = ctx.oidc.client as unknown as { id_token_userinfo_assertion?: boolean } | undefined;
   if (!accessTokenIssuedAlongside(ctx) || client?.id_token_userinfo_assertion) return claims;
-  return Object.fromEntries(Object.entries(claims).filter(([name]) => name === 'sub' || name === ROLES_CLAIM || (RESOURCE_OWNER_CLAIMS as readonly string[]).includes(name)));
+  return Object.fromEntries(
+    Object.entries(claims).filter(([name]) => name === 'sub' || name === ROLES_CLAIM || (RESOURCE_OWNER_CLAIMS as readonly string[]).includes(name)),
+  );
 }
 
 interface RoleClient {
@@ -65,7 +69,13 @@ interface RoleClient {
  * granted, or the app asserts roles in ID tokens (idTokenRoleAssertion) or
  * at userinfo/introspection (accessTokenRoleAssertion).
  */
-async function rolesClaim(db: Queryable, ctx: KoaContextWithOIDC, userId: string, use: string, scope: string): Promise<Record<string, Record<string, string>> | undefined> {
+async function rolesClaim(
+  db: Queryable,
+  ctx: KoaContextWithOIDC,
+  userId: string,
+  use: string,
+  scope: string,
+): Promise<Record<string, Record<string, string>> | undefined> {
   const client = ctx.oidc.client as unknown as RoleClient | undefined;
   const asked = scope.split(' ').includes(ROLES_SCOPE) || (use === 'id_token' ? client?.id_token_role_assertion : client?.access_token_role_assertion);
   if (!asked) return undefined;

@@ -35,5 +35,6 @@ export const bearerChallenge: EngineRule = async (ctx, next) => {
   await next();
   if (ctx.status !== 401) return;
   const challenge = ctx.response.get('WWW-Authenticate');
-  if (challenge && !challenge.includes('error=')) ctx.set('WWW-Authenticate', `${challenge}, error="invalid_token", error_description="no access token provided"`);
+  if (challenge && !challenge.includes('error='))
+    ctx.set('WWW-Authenticate', `${challenge}, error="invalid_token", error_description="no access token provided"`);
 };

@@ -59,8 +59,6 @@ export async function liveBrowserAccounts(provider: Provider, accounts: BrowserA
   const sessions = await Promise.all(accounts.map((a) => provider.Session.findByUid(a.sessionUid)));
   return accounts.flatMap((account, i) => {
     const session = sessions[i] as unknown as { accountId?: string; jti: string; loginTs?: number } | undefined;
-    return session && session.accountId === account.accountId
-      ? [{ ...account, sessionId: session.jti, authTime: session.loginTs }]
-      : [];
+    return session && session.accountId === account.accountId ? [{ ...account, sessionId: session.jti, authTime: session.loginTs }] : [];
   });
 }

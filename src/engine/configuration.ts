@@ -40,7 +40,6 @@ function dpopNonceSecret(secretKey: Buffer): Buffer {
   return createHmac('sha256', secretKey).update('dpop-nonce').digest();
 }
 
-
 export interface EngineDependencies {
   config: ConfigResult;
   db: Database;
@@ -76,8 +75,7 @@ function lifetimes(config: ConfigResult): NonNullable<Configuration['ttl']> {
     DeviceCode: DEVICE_CODE_LIFETIME,
     // Idle lifetime, capped by what is left of the absolute lifetime
     // counted from the first token of the rotation chain.
-    RefreshToken: (_ctx, token) =>
-      Math.max(1, Math.min(config.refreshTokenIdleLifetime, config.refreshTokenAbsoluteLifetime - token.totalLifetime())),
+    RefreshToken: (_ctx, token) => Math.max(1, Math.min(config.refreshTokenIdleLifetime, config.refreshTokenAbsoluteLifetime - token.totalLifetime())),
   };
 }
 
@@ -198,9 +196,10 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
       ctx.set(PAGE_HEADERS);
       ctx.type = 'html';
       // A store outage gets the login pages' own 503 page, in the user's language.
-      ctx.body = err instanceof StoreUnavailable
-        ? unavailablePage(chooseLanguage(ctx.query.ui_locales, ctx.get('accept-language')))
-        : errorPage(String(out.error), out.error_description ? String(out.error_description) : undefined);
+      ctx.body =
+        err instanceof StoreUnavailable
+          ? unavailablePage(chooseLanguage(ctx.query.ui_locales, ctx.get('accept-language')))
+          : errorPage(String(out.error), out.error_description ? String(out.error_description) : undefined);
     },
   };
 }

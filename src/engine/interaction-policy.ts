@@ -16,16 +16,20 @@ const { base, Prompt, Check } = interactionPolicy;
  */
 export function interactionPolicyFor(): interactionPolicy.Prompt[] {
   const policy = base();
-  policy.get('login')!.checks.add(
-    new Check('account_unavailable', 'the signed-in user can no longer sign in', 'login_required', (ctx: KoaContextWithOIDC) =>
-      ctx.oidc.session?.accountId && !ctx.oidc.account ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT,
-    ),
-    0,
-  );
+  policy
+    .get('login')!
+    .checks.add(
+      new Check('account_unavailable', 'the signed-in user can no longer sign in', 'login_required', (ctx: KoaContextWithOIDC) =>
+        ctx.oidc.session?.accountId && !ctx.oidc.account ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT,
+      ),
+      0,
+    );
   // acr_values=mfa (docs/oidc.md): a session signed in without a second factor signs in again, with one.
   policy.get('login')!.checks.add(
     new Check('mfa_required', 'a second factor is required', 'login_required', (ctx: KoaContextWithOIDC) => {
-      const asked = String(ctx.oidc.params?.acr_values ?? '').split(' ').includes('mfa');
+      const asked = String(ctx.oidc.params?.acr_values ?? '')
+        .split(' ')
+        .includes('mfa');
       return asked && ctx.oidc.session?.accountId && ctx.oidc.session.acr !== 'mfa' ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT;
     }),
   );

@@ -72,7 +72,10 @@ const AUTO_SUBMIT = "document.addEventListener('DOMContentLoaded', function () {
 // The browser half of @simplewebauthn: its own UMD build (global
 // SimpleWebAuthnBrowser), served from our origin like every page script.
 // The package exports only its module entry points; the bundle sits beside them.
-const WEBAUTHN_LIBRARY = readFileSync(join(dirname(createRequire(import.meta.url).resolve('@simplewebauthn/browser')), '../dist/bundle/index.umd.min.js'), 'utf8');
+const WEBAUTHN_LIBRARY = readFileSync(
+  join(dirname(createRequire(import.meta.url).resolve('@simplewebauthn/browser')), '../dist/bundle/index.umd.min.js'),
+  'utf8',
+);
 
 // A passkey form (data-passkey="register" or "authenticate", options in
 // data-options) is hidden until this script shows it, as nothing works
@@ -160,17 +163,23 @@ export const hardenEnginePages: EngineRule = async (ctx, next) => {
 };
 
 export function errorPage(error: string, description?: string): string {
-  return page('Sign-in error', `<h1>Something went wrong</h1>
+  return page(
+    'Sign-in error',
+    `<h1>Something went wrong</h1>
 <p><code>${escapeHtml(error)}</code></p>
 ${description ? `<p>${escapeHtml(description)}</p>` : ''}
-<p>Go back to the application and try again.</p>`);
+<p>Go back to the application and try again.</p>`,
+  );
 }
 
 /** Logout needs no confirmation (docs/oidc.md, end session): the engine's confirm form submits itself. */
 export function logoutPage(form: string): string {
-  return page('Signing out', `<h1>Signing out…</h1>
+  return page(
+    'Signing out',
+    `<h1>Signing out…</h1>
 ${form.replace('</form>', '<input type="hidden" name="logout" value="yes"><noscript><button type="submit">Sign out</button></noscript></form>')}
-<script src="${PAGE_ASSETS.autoSubmit.path}"></script>`);
+<script src="${PAGE_ASSETS.autoSubmit.path}"></script>`,
+  );
 }
 
 export function loggedOutPage(): string {

@@ -13,7 +13,13 @@ import { logoutDeliveries } from './backchannel-logout.ts';
 import { forgetSession, recordUserSession } from '../storage/user-sessions.ts';
 import { DEVICE_POLL_MODEL, deviceGrantNotAllowed, devicePollInterval, freshUserCodeForm, pacedDevicePolling, throttleUserCodes } from './device-flow.ts';
 import { hardenEnginePages } from './pages.ts';
-import { forgetSignedOutAccount, offlineAccessAsksConsent, rememberSignedInAccount, revokeAccessTokensAtLogout, switchToHintedSession } from './sign-in-policy.ts';
+import {
+  forgetSignedOutAccount,
+  offlineAccessAsksConsent,
+  rememberSignedInAccount,
+  revokeAccessTokensAtLogout,
+  switchToHintedSession,
+} from './sign-in-policy.ts';
 import { throttleClientAuthentication } from './throttle-rule.ts';
 import { RETRY_AFTER_SECONDS } from '../storage/outage.ts';
 

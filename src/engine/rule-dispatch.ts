@@ -23,7 +23,10 @@ const RESUME_PREFIXES: Record<ResumePoint, string> = { resume: `${ROUTES.authori
 
 /** The rules as one middleware, run in the order given. */
 function chain(rules: EngineRule[]): EngineRule {
-  return rules.reduceRight<EngineRule>((inner, rule) => (ctx, next) => rule(ctx, () => inner(ctx, next)), (_ctx, next) => next());
+  return rules.reduceRight<EngineRule>(
+    (inner, rule) => (ctx, next) => rule(ctx, () => inner(ctx, next)),
+    (_ctx, next) => next(),
+  );
 }
 
 /**

@@ -19,9 +19,10 @@ export async function loadFirstPartyGrant(ctx: KoaContextWithOIDC) {
   const provider = oidc.provider as Provider;
   const grantId = oidc.result?.consent?.grantId ?? oidc.session?.grantIdFor(client.clientId);
   const existing = grantId ? await provider.Grant.find(grantId) : undefined;
-  const grant = existing && existing.accountId === accountId && existing.clientId === client.clientId
-    ? existing
-    : new provider.Grant({ accountId, clientId: client.clientId });
+  const grant =
+    existing && existing.accountId === accountId && existing.clientId === client.clientId
+      ? existing
+      : new provider.Grant({ accountId, clientId: client.clientId });
   addGrantableScopes(grant, client, oidc.requestParamOIDCScopes ?? []);
   const claims = [...(oidc.requestParamClaims ?? [])];
   if (claims.length) grant.addOIDCClaims(claims);
@@ -107,7 +108,8 @@ export function forgetSignedOutAccount(cookieOptions: Record<string, unknown>): 
   return async (ctx, next) => {
     await next();
     const session = ctx.oidc?.session as unknown as BrowserSession;
-    if (session?.destroyed && session.accountId) writeBrowserAccounts(ctx.cookies, forgetAccount(readBrowserAccounts(ctx.cookies), session.accountId), cookieOptions);
+    if (session?.destroyed && session.accountId)
+      writeBrowserAccounts(ctx.cookies, forgetAccount(readBrowserAccounts(ctx.cookies), session.accountId), cookieOptions);
   };
 }
 

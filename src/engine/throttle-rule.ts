@@ -20,7 +20,8 @@ export function throttleClientAuthentication(throttle: AuthThrottle): EngineRule
     }
     await next();
     const error = (ctx.body as { error?: unknown } | undefined)?.error;
-    const failed = (ctx.status === 401 && error === 'invalid_client') || (ctx.status === 400 && error === 'invalid_grant' && ctx.state.grantType === JWT_BEARER_GRANT);
+    const failed =
+      (ctx.status === 401 && error === 'invalid_client') || (ctx.status === 400 && error === 'invalid_grant' && ctx.state.grantType === JWT_BEARER_GRANT);
     if (failed) await throttle.failed(throttle.addressOf(ctx.req));
   };
 }

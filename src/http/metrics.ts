@@ -43,9 +43,19 @@ export function createMetrics(currentKeyActivatedAt: () => Date | undefined): Me
   collectDefaultMetrics({ register: registry });
   const metrics: Metrics = {
     registry,
-    tokensIssued: new Counter({ name: 'portcullis_tokens_issued_total', help: 'Access tokens issued, by grant type', labelNames: ['grant_type'], registers: [registry] }),
+    tokensIssued: new Counter({
+      name: 'portcullis_tokens_issued_total',
+      help: 'Access tokens issued, by grant type',
+      labelNames: ['grant_type'],
+      registers: [registry],
+    }),
     logins: new Counter({ name: 'portcullis_logins_total', help: 'Password logins at the login UI, by result', labelNames: ['result'], registers: [registry] }),
-    storageErrors: new Counter({ name: 'portcullis_storage_errors_total', help: 'Failed storage operations of the engine, by store', labelNames: ['store'], registers: [registry] }),
+    storageErrors: new Counter({
+      name: 'portcullis_storage_errors_total',
+      help: 'Failed storage operations of the engine, by store',
+      labelNames: ['store'],
+      registers: [registry],
+    }),
     backchannelLogouts: new Counter({
       name: 'portcullis_backchannel_logouts_total',
       help: 'Back-channel logout token deliveries, by result (failed: no 200/204 after three attempts)',
@@ -80,7 +90,12 @@ export const recordMatchedRoute: Middleware = async (ctx, next) => {
 /** Counts and times every request, including those the engine answers itself. */
 export function requestMetrics(metrics: Metrics): (req: IncomingMessage, res: ServerResponse) => void {
   const labels = ['route', 'method', 'status'] as const;
-  const requests = new Counter({ name: 'portcullis_http_requests_total', help: 'HTTP requests, by route, method and status', labelNames: labels, registers: [metrics.registry] });
+  const requests = new Counter({
+    name: 'portcullis_http_requests_total',
+    help: 'HTTP requests, by route, method and status',
+    labelNames: labels,
+    registers: [metrics.registry],
+  });
   const duration = new Histogram({
     name: 'portcullis_http_request_duration_seconds',
     help: 'HTTP request latency, by route, method and status',

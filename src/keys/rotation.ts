@@ -51,7 +51,10 @@ export async function advanceSigningKeysIn(tx: Queryable, sealingKey: Buffer, op
   const older = active.filter((r) => r !== newest);
   if (older.length) {
     // A key stops signing when its successor starts.
-    await tx.query('UPDATE signing_keys SET retires_at = $2 WHERE kid = ANY($1::text[])', [older.map((r) => r.kid), newest ? new Date(newest.activates_at) : now]);
+    await tx.query('UPDATE signing_keys SET retires_at = $2 WHERE kid = ANY($1::text[])', [
+      older.map((r) => r.kid),
+      newest ? new Date(newest.activates_at) : now,
+    ]);
     changed = true;
   }
   if (pending.length === 0) {

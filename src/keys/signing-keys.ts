@@ -37,10 +37,13 @@ export async function generateSigningKey(alg: SigningAlg = 'RS256'): Promise<{ k
 export async function insertSigningKey(db: Queryable, sealingKey: Buffer, activatesAt: Date, alg: SigningAlg = 'RS256'): Promise<string> {
   const key = await generateSigningKey(alg);
   const sealed = seal(sealingKey, Buffer.from(JSON.stringify(key.privateJwk)), key.kid);
-  await db.query(
-    'INSERT INTO signing_keys (kid, alg, public_jwk, private_jwk, activates_at) VALUES ($1, $2, $3, $4, $5)',
-    [key.kid, alg, JSON.stringify(key.publicJwk), sealed, activatesAt],
-  );
+  await db.query('INSERT INTO signing_keys (kid, alg, public_jwk, private_jwk, activates_at) VALUES ($1, $2, $3, $4, $5)', [
+    key.kid,
+    alg,
+    JSON.stringify(key.publicJwk),
+    sealed,
+    activatesAt,
+  ]);
   return key.kid;
 }
 

@@ -24,7 +24,12 @@ async function instanceDetails(db: Queryable): Promise<{ id: string; details: Wr
   return { id: instance.id, details: readDetails(instance, instance.id) };
 }
 
-async function view<T extends object>(db: Queryable, kind: PolicyKind<T>, stored: StoredPolicy | undefined, resourceOwner: string): Promise<T & { details: WriteDetails }> {
+async function view<T extends object>(
+  db: Queryable,
+  kind: PolicyKind<T>,
+  stored: StoredPolicy | undefined,
+  resourceOwner: string,
+): Promise<T & { details: WriteDetails }> {
   const details = stored ? readDetails(stored, resourceOwner) : (await instanceDetails(db)).details;
   return { ...withDefaults(kind, stored?.settings as Partial<T> | undefined), details };
 }

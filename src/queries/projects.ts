@@ -28,5 +28,10 @@ export async function getProject(db: Queryable, actor: Principal, orgId: string,
   requireOrgOwner(actor, orgId);
   const project = await projectOfOrg(db, orgId, projectId);
   const roles = await projectRoles(db, project.id);
-  return { id: project.id, name: project.name, details: readDetails(project, project.org_id), roles: roles.map((r) => ({ roleKey: r.role_key, displayName: r.display_name })) };
+  return {
+    id: project.id,
+    name: project.name,
+    details: readDetails(project, project.org_id),
+    roles: roles.map((r) => ({ roleKey: r.role_key, displayName: r.display_name })),
+  };
 }

@@ -191,7 +191,12 @@ export class AuthThrottle {
 }
 
 /** The throttle of one node: counters in Redis (shared by all nodes, blocks broadcast) or in this process. */
-export async function createAuthThrottle(settings: ThrottleSettings, redis: RedisClient | undefined, channel: string, onStoreError?: (err: unknown) => void): Promise<AuthThrottle> {
+export async function createAuthThrottle(
+  settings: ThrottleSettings,
+  redis: RedisClient | undefined,
+  channel: string,
+  onStoreError?: (err: unknown) => void,
+): Promise<AuthThrottle> {
   const options = { trustProxy: settings.trustProxy, onStoreError };
   if (settings.limit === 0) return new AuthThrottle(undefined, options);
   if (!redis) return new AuthThrottle(memoryFailureWindow(settings.limit, settings.window), options);

@@ -82,8 +82,17 @@ const SETTINGS_COUNT = SETTINGS_COLUMNS.length;
 /** `$1, $2, …` for the settings, then `$n` for what follows them. */
 const param = (i: number) => `$${SETTINGS_COUNT + i}`;
 
-export async function addApp(write: Write, app: { id: string; projectId: string; orgId: string; clientId: string; settings: AppSettings; secretDigest: Buffer | null }): Promise<void> {
-  const sequence = await write.append({ aggregateType: 'project', aggregateId: app.projectId, type: 'project.application.added', resourceOwner: app.orgId, payload: { appId: app.id, clientId: app.clientId, ...settingsPayload(app.settings) } });
+export async function addApp(
+  write: Write,
+  app: { id: string; projectId: string; orgId: string; clientId: string; settings: AppSettings; secretDigest: Buffer | null },
+): Promise<void> {
+  const sequence = await write.append({
+    aggregateType: 'project',
+    aggregateId: app.projectId,
+    type: 'project.application.added',
+    resourceOwner: app.orgId,
+    payload: { appId: app.id, clientId: app.clientId, ...settingsPayload(app.settings) },
+  });
   const settings = SETTINGS_COLUMNS.map(([column]) => column).join(', ');
   const values = SETTINGS_COLUMNS.map((_, i) => `$${i + 1}`).join(', ');
   await write.tx.query(
@@ -94,8 +103,17 @@ export async function addApp(write: Write, app: { id: string; projectId: string;
 }
 
 /** Replaces an app's settings; `secretDigest` undefined keeps the current secret. */
-export async function changeApp(write: Write, app: { id: string; projectId: string; orgId: string; settings: AppSettings; secretDigest?: Buffer | null }): Promise<void> {
-  const sequence = await write.append({ aggregateType: 'project', aggregateId: app.projectId, type: 'project.application.changed', resourceOwner: app.orgId, payload: { appId: app.id, ...settingsPayload(app.settings), secretChanged: app.secretDigest !== undefined } });
+export async function changeApp(
+  write: Write,
+  app: { id: string; projectId: string; orgId: string; settings: AppSettings; secretDigest?: Buffer | null },
+): Promise<void> {
+  const sequence = await write.append({
+    aggregateType: 'project',
+    aggregateId: app.projectId,
+    type: 'project.application.changed',
+    resourceOwner: app.orgId,
+    payload: { appId: app.id, ...settingsPayload(app.settings), secretChanged: app.secretDigest !== undefined },
+  });
   const assignments = SETTINGS_COLUMNS.map(([column], i) => `${column} = $${i + 1}`).join(', ');
   await write.tx.query(
     `UPDATE apps SET ${assignments}, sequence = ${param(2)}, change_date = ${param(3)},
@@ -106,7 +124,13 @@ export async function changeApp(write: Write, app: { id: string; projectId: stri
 }
 
 export async function removeApp(write: Write, app: { id: string; projectId: string; orgId: string }): Promise<void> {
-  await write.append({ aggregateType: 'project', aggregateId: app.projectId, type: 'project.application.removed', resourceOwner: app.orgId, payload: { appId: app.id } });
+  await write.append({
+    aggregateType: 'project',
+    aggregateId: app.projectId,
+    type: 'project.application.removed',
+    resourceOwner: app.orgId,
+    payload: { appId: app.id },
+  });
   await write.tx.query('DELETE FROM apps WHERE id = $1', [app.id]);
 }
 
@@ -132,14 +156,32 @@ export async function findAppByClientId(db: Queryable, clientId: string): Promis
   return rows[0];
 }
 
-export async function addAppKey(write: Write, key: { id: string; appId: string; projectId: string; orgId: string; publicJwk: object; expiresAt: Date | null }): Promise<void> {
-  await write.append({ aggregateType: 'project', aggregateId: key.projectId, type: 'project.application.key.added', resourceOwner: key.orgId, payload: { appId: key.appId, keyId: key.id, expirationDate: key.expiresAt?.toISOString() ?? null } });
-  await write.tx.query('INSERT INTO app_keys (id, app_id, public_jwk, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)', [key.id, key.appId, JSON.stringify(key.publicJwk), key.expiresAt, write.at]);
+export async function addAppKey(
+  write: Write,
+  key: { id: string; appId: string; projectId: string; orgId: string; publicJwk: object; expiresAt: Date | null },
+): Promise<void> {
+  await write.append({
+    aggregateType: 'project',
+    aggregateId: key.projectId,
+    type: 'project.application.key.added',
+    resourceOwner: key.orgId,
+    payload: { appId: key.appId, keyId: key.id, expirationDate: key.expiresAt?.toISOString() ?? null },
+  });
+  await write.tx.query('INSERT INTO app_keys (id, app_id, public_jwk, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)', [
+    key.id,
+    key.appId,
+    JSON.stringify(key.publicJwk),
+    key.expiresAt,
+    write.at,
+  ]);
 }
 
 /** Public keys of an app that have not expired. */
 export async function activeAppKeys(db: Queryable, appId: string): Promise<object[]> {
-  const { rows } = await db.query<{ public_jwk: object }>('SELECT public_jwk FROM app_keys WHERE app_id = $1 AND (expires_at IS NULL OR expires_at > now()) ORDER BY created_at', [appId]);
+  const { rows } = await db.query<{ public_jwk: object }>(
+    'SELECT public_jwk FROM app_keys WHERE app_id = $1 AND (expires_at IS NULL OR expires_at > now()) ORDER BY created_at',
+    [appId],
+  );
   return rows.map((row) => row.public_jwk);
 }
 

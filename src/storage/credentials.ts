@@ -18,9 +18,24 @@ export interface CredentialRow {
 
 // ---- personal access tokens
 
-export async function addPersonalAccessToken(write: Write, pat: { id: string; userId: string; orgId: string; digest: Buffer; expiresAt: Date | null }): Promise<void> {
-  await write.append({ aggregateType: 'user', aggregateId: pat.userId, type: 'user.pat.added', resourceOwner: pat.orgId, payload: { tokenId: pat.id, expirationDate: pat.expiresAt?.toISOString() ?? null } });
-  await write.tx.query('INSERT INTO personal_access_tokens (id, user_id, digest, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)', [pat.id, pat.userId, pat.digest, pat.expiresAt, write.at]);
+export async function addPersonalAccessToken(
+  write: Write,
+  pat: { id: string; userId: string; orgId: string; digest: Buffer; expiresAt: Date | null },
+): Promise<void> {
+  await write.append({
+    aggregateType: 'user',
+    aggregateId: pat.userId,
+    type: 'user.pat.added',
+    resourceOwner: pat.orgId,
+    payload: { tokenId: pat.id, expirationDate: pat.expiresAt?.toISOString() ?? null },
+  });
+  await write.tx.query('INSERT INTO personal_access_tokens (id, user_id, digest, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)', [
+    pat.id,
+    pat.userId,
+    pat.digest,
+    pat.expiresAt,
+    write.at,
+  ]);
 }
 
 export async function removePersonalAccessToken(write: Write, pat: { id: string; userId: string; orgId: string }): Promise<void> {
@@ -54,13 +69,34 @@ export async function findPatOwner(db: Queryable, digest: Buffer): Promise<{ use
 
 // ---- machine keys
 
-export async function addMachineKey(write: Write, key: { id: string; userId: string; orgId: string; publicJwk: object; expiresAt: Date | null }): Promise<void> {
-  await write.append({ aggregateType: 'user', aggregateId: key.userId, type: 'user.machine.key.added', resourceOwner: key.orgId, payload: { keyId: key.id, expirationDate: key.expiresAt?.toISOString() ?? null } });
-  await write.tx.query('INSERT INTO machine_keys (id, user_id, public_jwk, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)', [key.id, key.userId, JSON.stringify(key.publicJwk), key.expiresAt, write.at]);
+export async function addMachineKey(
+  write: Write,
+  key: { id: string; userId: string; orgId: string; publicJwk: object; expiresAt: Date | null },
+): Promise<void> {
+  await write.append({
+    aggregateType: 'user',
+    aggregateId: key.userId,
+    type: 'user.machine.key.added',
+    resourceOwner: key.orgId,
+    payload: { keyId: key.id, expirationDate: key.expiresAt?.toISOString() ?? null },
+  });
+  await write.tx.query('INSERT INTO machine_keys (id, user_id, public_jwk, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)', [
+    key.id,
+    key.userId,
+    JSON.stringify(key.publicJwk),
+    key.expiresAt,
+    write.at,
+  ]);
 }
 
 export async function removeMachineKey(write: Write, key: { id: string; userId: string; orgId: string }): Promise<void> {
-  await write.append({ aggregateType: 'user', aggregateId: key.userId, type: 'user.machine.key.removed', resourceOwner: key.orgId, payload: { keyId: key.id } });
+  await write.append({
+    aggregateType: 'user',
+    aggregateId: key.userId,
+    type: 'user.machine.key.removed',
+    resourceOwner: key.orgId,
+    payload: { keyId: key.id },
+  });
   await write.tx.query('DELETE FROM machine_keys WHERE id = $1 AND user_id = $2', [key.id, key.userId]);
 }
 
@@ -102,7 +138,12 @@ export async function setMachineSecret(write: Write, machine: { userId: string; 
 }
 
 export async function removeMachineSecret(write: Write, machine: { userId: string; orgId: string }): Promise<void> {
-  const sequence = await write.append({ aggregateType: 'user', aggregateId: machine.userId, type: 'user.machine.secret.removed', resourceOwner: machine.orgId });
+  const sequence = await write.append({
+    aggregateType: 'user',
+    aggregateId: machine.userId,
+    type: 'user.machine.secret.removed',
+    resourceOwner: machine.orgId,
+  });
   await write.tx.query('UPDATE users SET secret_digest = NULL WHERE id = $1', [machine.userId]);
   await touchUser(write, machine.userId, sequence);
 }
@@ -122,7 +163,12 @@ const NO_DIGEST = Buffer.alloc(32);
  * when nobody matches, so timing does not tell unknown clients from wrong
  * secrets.
  */
-export async function verifyMachineSecret(db: Queryable, secretKey: Buffer, clientId: string, secret: string): Promise<{ userId: string; orgId: string } | undefined> {
+export async function verifyMachineSecret(
+  db: Queryable,
+  secretKey: Buffer,
+  clientId: string,
+  secret: string,
+): Promise<{ userId: string; orgId: string } | undefined> {
   const candidates = clientId.length <= 500 ? await findMachinesByClientId(db, clientId) : [];
   const match = candidates.find((c) => c.full_match) ?? (candidates.length === 1 ? candidates[0] : undefined);
   const stored = match?.secret_digest ? Buffer.from(match.secret_digest) : NO_DIGEST;

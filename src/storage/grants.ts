@@ -31,7 +31,10 @@ export async function findProjectOwner(db: Queryable, projectId: string): Promis
 /** The subset of `roleKeys` defined on the project. */
 export async function existingRoleKeys(db: Queryable, projectId: string, roleKeys: string[]): Promise<Set<string>> {
   if (!roleKeys.length) return new Set();
-  const { rows } = await db.query<{ role_key: string }>('SELECT role_key FROM project_roles WHERE project_id = $1 AND role_key = ANY($2::text[])', [projectId, roleKeys]);
+  const { rows } = await db.query<{ role_key: string }>('SELECT role_key FROM project_roles WHERE project_id = $1 AND role_key = ANY($2::text[])', [
+    projectId,
+    roleKeys,
+  ]);
   return new Set(rows.map((row) => row.role_key));
 }
 

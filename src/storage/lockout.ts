@@ -40,7 +40,12 @@ export async function lockUser(write: Write, user: { id: string; orgId: string }
     resourceOwner: user.orgId,
     payload: { lockedUntil: lockedUntil?.toISOString() ?? null },
   });
-  await write.tx.query("UPDATE users SET state = 'locked', locked_until = $2, sequence = $3, change_date = $4 WHERE id = $1", [user.id, lockedUntil, sequence, write.at]);
+  await write.tx.query("UPDATE users SET state = 'locked', locked_until = $2, sequence = $3, change_date = $4 WHERE id = $1", [
+    user.id,
+    lockedUntil,
+    sequence,
+    write.at,
+  ]);
   return true;
 }
 

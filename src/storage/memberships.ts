@@ -7,7 +7,10 @@ export interface Membership {
   roles: string[];
 }
 
-export async function addMembership(write: Write, member: { userId: string; scope: 'instance' | 'org'; scopeId: string; roles: string[]; resourceOwner: string }): Promise<void> {
+export async function addMembership(
+  write: Write,
+  member: { userId: string; scope: 'instance' | 'org'; scopeId: string; roles: string[]; resourceOwner: string },
+): Promise<void> {
   await write.append({
     aggregateType: member.scope,
     aggregateId: member.scopeId,
@@ -15,7 +18,12 @@ export async function addMembership(write: Write, member: { userId: string; scop
     resourceOwner: member.resourceOwner,
     payload: { userId: member.userId, roles: member.roles },
   });
-  await write.tx.query('INSERT INTO memberships (user_id, scope, scope_id, roles) VALUES ($1, $2, $3, $4)', [member.userId, member.scope, member.scopeId, member.roles]);
+  await write.tx.query('INSERT INTO memberships (user_id, scope, scope_id, roles) VALUES ($1, $2, $3, $4)', [
+    member.userId,
+    member.scope,
+    member.scopeId,
+    member.roles,
+  ]);
 }
 
 export async function membershipsOf(db: Queryable, userId: string): Promise<Membership[]> {
@@ -24,6 +32,10 @@ export async function membershipsOf(db: Queryable, userId: string): Promise<Memb
 }
 
 export async function membershipExists(db: Queryable, member: { userId: string; scope: 'instance' | 'org'; scopeId: string }): Promise<boolean> {
-  const { rows } = await db.query('SELECT 1 FROM memberships WHERE user_id = $1 AND scope = $2 AND scope_id = $3', [member.userId, member.scope, member.scopeId]);
+  const { rows } = await db.query('SELECT 1 FROM memberships WHERE user_id = $1 AND scope = $2 AND scope_id = $3', [
+    member.userId,
+    member.scope,
+    member.scopeId,
+  ]);
   return rows.length > 0;
 }

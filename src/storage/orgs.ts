@@ -15,7 +15,13 @@ export interface OrgRow {
 export async function addOrg(write: Write, org: { id: string; name: string; domain: string }): Promise<void> {
   await write.append({ aggregateType: 'org', aggregateId: org.id, type: 'org.added', resourceOwner: org.id, payload: { name: org.name } });
   await write.append({ aggregateType: 'org', aggregateId: org.id, type: 'org.domain.added', resourceOwner: org.id, payload: { domain: org.domain } });
-  const sequence = await write.append({ aggregateType: 'org', aggregateId: org.id, type: 'org.domain.primary.set', resourceOwner: org.id, payload: { domain: org.domain } });
+  const sequence = await write.append({
+    aggregateType: 'org',
+    aggregateId: org.id,
+    type: 'org.domain.primary.set',
+    resourceOwner: org.id,
+    payload: { domain: org.domain },
+  });
   await write.tx.query('INSERT INTO orgs (id, name, sequence, creation_date, change_date) VALUES ($1, $2, $3, $4, $4)', [org.id, org.name, sequence, write.at]);
   await write.tx.query('INSERT INTO org_domains (domain, org_id, is_primary, is_verified) VALUES ($1, $2, true, true)', [org.domain, org.id]);
 }

@@ -48,7 +48,10 @@ export async function removeOtp(write: Write, user: { id: string; orgId: string 
 
 /** Accepts time step `step` unless it or a later one was accepted before (no replay). */
 export async function acceptStep(db: Queryable, userId: string, step: number): Promise<boolean> {
-  const { rowCount } = await db.query('UPDATE user_otp SET last_step = $2 WHERE user_id = $1 AND ready AND (last_step IS NULL OR last_step < $2)', [userId, step]);
+  const { rowCount } = await db.query('UPDATE user_otp SET last_step = $2 WHERE user_id = $1 AND ready AND (last_step IS NULL OR last_step < $2)', [
+    userId,
+    step,
+  ]);
   return rowCount === 1;
 }
 

@@ -43,7 +43,13 @@ export async function addPasskey(write: Write, user: { id: string; orgId: string
     [passkey.id, user.id, passkey.credentialId, Buffer.from(passkey.publicKey), passkey.counter, passkey.transports, passkey.name],
   );
   if (rowCount !== 1) return false;
-  await write.append({ aggregateType: 'user', aggregateId: user.id, type: 'user.passkey.added', resourceOwner: user.orgId, payload: { passkeyId: passkey.id, name: passkey.name } });
+  await write.append({
+    aggregateType: 'user',
+    aggregateId: user.id,
+    type: 'user.passkey.added',
+    resourceOwner: user.orgId,
+    payload: { passkeyId: passkey.id, name: passkey.name },
+  });
   return true;
 }
 
@@ -62,6 +68,9 @@ export async function removePasskey(write: Write, user: { id: string; orgId: str
  * that do not count (0 both times, as passkeys synced between devices do) pass.
  */
 export async function advanceCounter(db: Queryable, passkeyId: string, counter: number): Promise<boolean> {
-  const { rowCount } = await db.query('UPDATE user_passkeys SET counter = $2 WHERE id = $1 AND (counter < $2 OR (counter = 0 AND $2 = 0))', [passkeyId, counter]);
+  const { rowCount } = await db.query('UPDATE user_passkeys SET counter = $2 WHERE id = $1 AND (counter < $2 OR (counter = 0 AND $2 = 0))', [
+    passkeyId,
+    counter,
+  ]);
   return rowCount === 1;
 }

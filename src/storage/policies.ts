@@ -60,10 +60,13 @@ export async function putPolicy(write: Write, scope: PolicyScope, settings: Reco
     [scope.kind, scope.orgId, JSON.stringify(settings), sequence, write.at],
   );
   if (updated.rowCount === 0) {
-    await write.tx.query(
-      'INSERT INTO policies (kind, org_id, settings, sequence, creation_date, change_date) VALUES ($1, $2, $3, $4, $5, $5)',
-      [scope.kind, scope.orgId, JSON.stringify(settings), sequence, write.at],
-    );
+    await write.tx.query('INSERT INTO policies (kind, org_id, settings, sequence, creation_date, change_date) VALUES ($1, $2, $3, $4, $5, $5)', [
+      scope.kind,
+      scope.orgId,
+      JSON.stringify(settings),
+      sequence,
+      write.at,
+    ]);
   }
 }
 

@@ -78,8 +78,24 @@ export async function addHuman(write: Write, user: NewHuman): Promise<void> {
     `INSERT INTO users (id, org_id, type, user_name, first_name, last_name, nick_name, display_name, preferred_language, gender,
                         email, email_verified, phone, phone_verified, password_hash, password_changed_at, sequence, creation_date, change_date)
      VALUES ($1, $2, 'human', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, CASE WHEN $14::text IS NULL THEN NULL ELSE $15::timestamptz END, $16, $15, $15)`,
-    [user.id, user.orgId, user.userName, user.firstName, user.lastName, user.nickName, user.displayName, user.preferredLanguage, user.gender,
-      user.email, user.emailVerified, user.phone, user.phoneVerified, user.passwordHash, write.at, sequence],
+    [
+      user.id,
+      user.orgId,
+      user.userName,
+      user.firstName,
+      user.lastName,
+      user.nickName,
+      user.displayName,
+      user.preferredLanguage,
+      user.gender,
+      user.email,
+      user.emailVerified,
+      user.phone,
+      user.phoneVerified,
+      user.passwordHash,
+      write.at,
+      sequence,
+    ],
   );
 }
 

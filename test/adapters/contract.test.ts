@@ -264,9 +264,7 @@ describe('createAdapterFactory', () => {
 
     it('stores AccessToken in Redis and RefreshToken and Grant in PostgreSQL', async () => {
       const id = newId();
-      await Promise.all(
-        ['AccessToken', 'RefreshToken', 'Grant'].map((model) => adapterFor(model).upsert(id, record(model, id), TTL)),
-      );
+      await Promise.all(['AccessToken', 'RefreshToken', 'Grant'].map((model) => adapterFor(model).upsert(id, record(model, id), TTL)));
 
       assert.ok(await keyExists(store.redis, 'AccessToken', id), 'AccessToken is in Redis');
       assert.equal(await rowExists(database.db, 'AccessToken', id), false, 'AccessToken is not in PostgreSQL');
@@ -303,9 +301,7 @@ describe('createAdapterFactory', () => {
         adapterFor('RefreshToken').upsert(refreshToken, record('RefreshToken', refreshToken, { grantId }), TTL),
       ]);
 
-      await Promise.all(
-        ['AccessToken', 'RefreshToken', 'AuthorizationCode'].map((model) => adapterFor(model).revokeByGrantId(grantId)),
-      );
+      await Promise.all(['AccessToken', 'RefreshToken', 'AuthorizationCode'].map((model) => adapterFor(model).revokeByGrantId(grantId)));
 
       assert.equal(await keyExists(store.redis, 'AccessToken', accessToken), false);
       assert.equal(await keyExists(store.redis, 'AuthorizationCode', code), false);
@@ -370,7 +366,7 @@ describe('deleteExpiredEngineRecords', () => {
        SELECT 'Session', 'swept-' || n, '{}'::jsonb, now() - interval '1 minute' FROM generate_series(1, 2345) AS n`,
     );
     assert.equal(await sweepExpiredEngineRecords(database.db, 500), 2345);
-    const { rows } = await database.db.query<{ n: number }>("SELECT count(*)::int AS n FROM engine_records WHERE expires_at <= now()");
+    const { rows } = await database.db.query<{ n: number }>('SELECT count(*)::int AS n FROM engine_records WHERE expires_at <= now()');
     assert.equal(rows[0]!.n, 0);
     assert.ok(await rowExists(database.db, 'Session', live));
   });

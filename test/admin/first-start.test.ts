@@ -98,7 +98,9 @@ describe('first start with a generated admin password', () => {
     const { rows: users } = await running.db.query<{ id: string; type: string }>("SELECT id, type FROM users WHERE user_name = 'portcullis-admin'");
     assert.deepEqual(users, [{ id: keyFile.userId, type: 'machine' }]);
 
-    const { rows: keys } = await running.db.query<{ user_id: string; public_jwk: unknown }>('SELECT user_id, public_jwk FROM machine_keys WHERE id = $1', [keyFile.keyId]);
+    const { rows: keys } = await running.db.query<{ user_id: string; public_jwk: unknown }>('SELECT user_id, public_jwk FROM machine_keys WHERE id = $1', [
+      keyFile.keyId,
+    ]);
     assert.equal(keys.length, 1);
     assert.equal(keys[0]!.user_id, keyFile.userId);
     const stored = (typeof keys[0]!.public_jwk === 'string' ? JSON.parse(keys[0]!.public_jwk) : keys[0]!.public_jwk) as Record<string, string>;
@@ -182,7 +184,10 @@ describe('first start with a generated admin password', () => {
     const before = await counts(running.db);
     await running.stop();
     running = await startWith(environment.env);
-    assert.deepEqual(['admin.pat', 'admin-key.json', 'admin.password'].map((name) => readFileSync(file(name), 'utf8')), files);
+    assert.deepEqual(
+      ['admin.pat', 'admin-key.json', 'admin.password'].map((name) => readFileSync(file(name), 'utf8')),
+      files,
+    );
     assert.deepEqual(await counts(running.db), before);
     const response = await call(`${running.url}/admin/v1/orgs/_setup`, {
       method: 'POST',

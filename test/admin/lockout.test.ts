@@ -26,7 +26,9 @@ for (const stores of ['configured', 'embedded'] as const) {
 
     async function human(password = 'Right-Passw0rd'): Promise<{ userId: string; loginName: string; password: string }> {
       const userName = `lou${++counter}`;
-      const created = await admin('POST', '/management/v1/users/human', { body: { userName, profile: { firstName: 'Lou', lastName: 'Locke' }, email: { email: `${userName}@example.test` }, password } });
+      const created = await admin('POST', '/management/v1/users/human', {
+        body: { userName, profile: { firstName: 'Lou', lastName: 'Locke' }, email: { email: `${userName}@example.test` }, password },
+      });
       assert.equal(created.status, 200, created.text);
       return { userId: created.body.userId, loginName: userName, password };
     }
@@ -38,7 +40,10 @@ for (const stores of ['configured', 'embedded'] as const) {
     }
 
     async function eventsOf(userId: string): Promise<Array<{ event_type: string; payload: any }>> {
-      const { rows } = await server.running.db.query<{ event_type: string; payload: any }>("SELECT event_type, payload FROM events WHERE aggregate_id = $1 AND event_type IN ('user.locked', 'user.unlocked') ORDER BY position", [userId]);
+      const { rows } = await server.running.db.query<{ event_type: string; payload: any }>(
+        "SELECT event_type, payload FROM events WHERE aggregate_id = $1 AND event_type IN ('user.locked', 'user.unlocked') ORDER BY position",
+        [userId],
+      );
       return rows;
     }
 
@@ -58,7 +63,15 @@ for (const stores of ['configured', 'embedded'] as const) {
       orgId = rows[0]!.default_org_id;
       const project = await admin('POST', '/management/v1/projects', { body: { name: 'Lockout' } });
       const app = await admin('POST', `/management/v1/projects/${project.body.id}/apps/oidc`, {
-        body: { name: 'Lockout app', redirectUris: ['http://localhost:1/cb'], responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'], appType: 'OIDC_APP_TYPE_WEB', authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC', devMode: true },
+        body: {
+          name: 'Lockout app',
+          redirectUris: ['http://localhost:1/cb'],
+          responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+          grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
+          appType: 'OIDC_APP_TYPE_WEB',
+          authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+          devMode: true,
+        },
       });
       assert.equal(app.status, 200, app.text);
       clientId = app.body.clientId;
@@ -77,7 +90,10 @@ for (const stores of ['configured', 'embedded'] as const) {
       assert.equal(third.status, 200);
       assert.match(third.text, LOCKED, `the attempt that reaches the maximum says so: ${third.text.slice(-800)}`);
       assert.equal(await stateOf(user.userId), 'USER_STATE_LOCKED');
-      assert.deepEqual((await eventsOf(user.userId)).map((e) => [e.event_type, e.payload.lockedUntil]), [['user.locked', null]]);
+      assert.deepEqual(
+        (await eventsOf(user.userId)).map((e) => [e.event_type, e.payload.lockedUntil]),
+        [['user.locked', null]],
+      );
 
       const right = await form(user.loginName, user.password);
       const wrong = await form(user.loginName, 'still-wrong');
@@ -122,7 +138,10 @@ for (const stores of ['configured', 'embedded'] as const) {
       const forms = await Promise.all(Array.from({ length: 8 }, () => passwordForm(server.url, clientId)));
       const answers = await Promise.all(forms.map((form) => form(user.loginName, 'wrong')));
       assert.ok(answers.filter((a) => LOCKED.test(a.text)).length >= 6, 'all but the first two see the lock');
-      assert.deepEqual((await eventsOf(user.userId)).map((e) => e.event_type), ['user.locked']);
+      assert.deepEqual(
+        (await eventsOf(user.userId)).map((e) => e.event_type),
+        ['user.locked'],
+      );
     });
 
     test('POST _unlock: ORG_OWNER or ORG_USER_MANAGER; user.unlocked; the count starts again', async () => {
@@ -148,7 +167,13 @@ for (const stores of ['configured', 'embedded'] as const) {
       assert.equal(unlocked.status, 200, unlocked.text);
       assertDetails(unlocked.body.details, orgId);
       assert.equal(await stateOf(user.userId), 'USER_STATE_ACTIVE');
-      assert.deepEqual((await eventsOf(user.userId)).map((e) => [e.event_type, e.payload.reason ?? null]), [['user.locked', null], ['user.unlocked', 'admin']]);
+      assert.deepEqual(
+        (await eventsOf(user.userId)).map((e) => [e.event_type, e.payload.reason ?? null]),
+        [
+          ['user.locked', null],
+          ['user.unlocked', 'admin'],
+        ],
+      );
 
       const again = await admin('POST', `/management/v1/users/${user.userId}/_unlock`);
       assert.equal(again.status, 400, 'a user that is not locked');
@@ -168,10 +193,19 @@ for (const stores of ['configured', 'embedded'] as const) {
       assert.match((await login(user.loginName, user.password)).text, LOCKED, 'still locked');
       await sleep(1100);
       assert.equal((await login(user.loginName, user.password)).status, 303, 'the lock has ended: the right password signs in');
-      assert.deepEqual((await eventsOf(user.userId)).map((e) => [e.event_type, e.payload.reason ?? null]), [['user.locked', null], ['user.unlocked', 'expired']]);
+      assert.deepEqual(
+        (await eventsOf(user.userId)).map((e) => [e.event_type, e.payload.reason ?? null]),
+        [
+          ['user.locked', null],
+          ['user.unlocked', 'expired'],
+        ],
+      );
       // The idle user: each node lifts ended locks every few seconds.
       assert.ok(await eventually(async () => (await stateOf(idle.userId)) === 'USER_STATE_ACTIVE', 8000, 250), 'lifted without a login');
-      assert.deepEqual((await eventsOf(idle.userId)).map((e) => e.event_type), ['user.locked', 'user.unlocked']);
+      assert.deepEqual(
+        (await eventsOf(idle.userId)).map((e) => e.event_type),
+        ['user.locked', 'user.unlocked'],
+      );
       assert.equal(await unlockExpiredLocks(server.running.db), 0, 'nothing is lifted twice');
     });
 

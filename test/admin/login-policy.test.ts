@@ -11,7 +11,12 @@ import { LOGIN_POLICY } from '../../src/domain/policies/login.ts';
 // policy. Its effect on self-registration is shown in the browser
 // (test/signin/ui-prompts.test.ts).
 
-const DEFAULTS = { forceMfa: false, passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED', allowRegister: true, secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'] };
+const DEFAULTS = {
+  forceMfa: false,
+  passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED',
+  allowRegister: true,
+  secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'],
+};
 
 describe('login policy API', () => {
   let server: InProcessServer;
@@ -21,7 +26,12 @@ describe('login policy API', () => {
   before(async () => {
     server = await testServer();
     admin = apiClient(server.url, readAdminPat(server.dataDir), { strictJson: true });
-    const setup = await admin('POST', '/admin/v1/orgs/_setup', { body: { org: { name: 'Login Policy Org', domain: 'lp.example.test' }, human: { userName: 'l', profile: { firstName: 'L', lastName: 'P' }, email: { email: 'l@lp.example.test' } } } });
+    const setup = await admin('POST', '/admin/v1/orgs/_setup', {
+      body: {
+        org: { name: 'Login Policy Org', domain: 'lp.example.test' },
+        human: { userName: 'l', profile: { firstName: 'L', lastName: 'P' }, email: { email: 'l@lp.example.test' } },
+      },
+    });
     assert.equal(setup.status, 200, setup.text);
     orgId = setup.body.orgId;
   });
@@ -61,9 +71,17 @@ describe('login policy API', () => {
   it('bad values are 400 naming each field, and change nothing', async () => {
     const before = await admin('GET', '/admin/v1/policies/login');
     assertInvalid(await admin('PUT', '/admin/v1/policies/login', { body: { forceMfa: 'yes' } }), ['forceMfa'], { atLeast: true });
-    assertInvalid(await admin('PUT', '/admin/v1/policies/login', { body: { passwordlessType: 'PASSWORDLESS_TYPE_MAYBE' } }), ['passwordlessType'], { atLeast: true });
-    assertInvalid(await admin('PUT', '/admin/v1/policies/login', { body: { secondFactors: ['SECOND_FACTOR_TYPE_SMS'] } }), ['secondFactors[0]'], { atLeast: true });
-    assertInvalid(await admin('PUT', '/admin/v1/policies/login', { body: { secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_OTP'] } }), ['secondFactors'], { atLeast: true });
+    assertInvalid(await admin('PUT', '/admin/v1/policies/login', { body: { passwordlessType: 'PASSWORDLESS_TYPE_MAYBE' } }), ['passwordlessType'], {
+      atLeast: true,
+    });
+    assertInvalid(await admin('PUT', '/admin/v1/policies/login', { body: { secondFactors: ['SECOND_FACTOR_TYPE_SMS'] } }), ['secondFactors[0]'], {
+      atLeast: true,
+    });
+    assertInvalid(
+      await admin('PUT', '/admin/v1/policies/login', { body: { secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_OTP'] } }),
+      ['secondFactors'],
+      { atLeast: true },
+    );
     const unknown = await admin('PUT', '/admin/v1/policies/login', { body: { allowRegister: false, allowEverything: true } });
     assert.equal(unknown.status, 400, unknown.text);
     const after = await admin('GET', '/admin/v1/policies/login');

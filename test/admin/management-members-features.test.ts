@@ -37,7 +37,11 @@ async function addPat(userId: string, orgId?: string): Promise<string> {
 /** Projects are another team's API; the grant tests put theirs straight into the tables. */
 async function insertProject(orgId: string, roleKeys: string[]): Promise<string> {
   const id = newId();
-  await server.running.db.query('INSERT INTO projects (id, org_id, name, sequence, creation_date, change_date) VALUES ($1, $2, $3, 0, now(), now())', [id, orgId, `project ${id}`]);
+  await server.running.db.query('INSERT INTO projects (id, org_id, name, sequence, creation_date, change_date) VALUES ($1, $2, $3, 0, now(), now())', [
+    id,
+    orgId,
+    `project ${id}`,
+  ]);
   for (const key of roleKeys) await server.running.db.query('INSERT INTO project_roles (project_id, role_key, display_name) VALUES ($1, $2, $2)', [id, key]);
   return id;
 }
@@ -49,7 +53,10 @@ before(async () => {
   );
   ({ id: instanceId, default_org_id: defaultOrgId, domain: defaultDomain } = rows[0]!);
   const setup = await server.api('POST', '/admin/v1/orgs/_setup', {
-    body: { org: { name: 'Other Org', domain: 'other.example.test' }, human: { userName: 'owner', profile: { firstName: 'O', lastName: 'Wner' }, email: { email: 'owner@other.example.test' } } },
+    body: {
+      org: { name: 'Other Org', domain: 'other.example.test' },
+      human: { userName: 'owner', profile: { firstName: 'O', lastName: 'Wner' }, email: { email: 'owner@other.example.test' } },
+    },
   });
   assert.equal(setup.status, 200, setup.text);
   ({ orgId: otherOrgId, userId: otherOwnerHumanId } = setup.body);
@@ -83,7 +90,10 @@ describe('user grants: POST, GET /management/v1/users/{userId}/grants', () => {
     assert.equal(listed.status, 200, listed.text);
     assert.equal(listed.body.result.length, 1);
     const [grant] = listed.body.result;
-    assert.deepEqual({ id: grant.id, projectId: grant.projectId, roleKeys: grant.roleKeys }, { id: res.body.userGrantId, projectId, roleKeys: ['reader', 'writer'] });
+    assert.deepEqual(
+      { id: grant.id, projectId: grant.projectId, roleKeys: grant.roleKeys },
+      { id: res.body.userGrantId, projectId, roleKeys: ['reader', 'writer'] },
+    );
     assert.deepEqual(grant.details, res.body.details);
   });
 
@@ -102,7 +112,10 @@ describe('user grants: POST, GET /management/v1/users/{userId}/grants', () => {
     const user = await addMachine('temporary-roles');
     assert.equal((await server.api('POST', `/management/v1/users/${user}/grants`, { body: { projectId: project, roleKeys: ['temp', 'kept'] } })).status, 200);
     await server.running.db.query("DELETE FROM project_roles WHERE project_id = $1 AND role_key = 'temp'", [project]);
-    assert.deepEqual((await rolesOfUser(server.running.db, user)).map((r) => r.roleKey), ['kept']);
+    assert.deepEqual(
+      (await rolesOfUser(server.running.db, user)).map((r) => r.roleKey),
+      ['kept'],
+    );
   });
 
   it('allows a grant with no role keys', async () => {
@@ -114,7 +127,11 @@ describe('user grants: POST, GET /management/v1/users/{userId}/grants', () => {
 
   it('names every role key the project does not define (400)', async () => {
     const other = await addMachine('unknown-roles');
-    assertInvalid(await server.api('POST', `/management/v1/users/${other}/grants`, { body: { projectId, roleKeys: ['reader', 'owner', 'writer', 'root'] } }), ['roleKeys[1]', 'roleKeys[3]'], { atLeast: true });
+    assertInvalid(
+      await server.api('POST', `/management/v1/users/${other}/grants`, { body: { projectId, roleKeys: ['reader', 'owner', 'writer', 'root'] } }),
+      ['roleKeys[1]', 'roleKeys[3]'],
+      { atLeast: true },
+    );
     assert.equal((await server.api('GET', `/management/v1/users/${other}/grants`)).body.result.length, 0);
   });
 
@@ -144,10 +161,15 @@ describe('user grants: POST, GET /management/v1/users/{userId}/grants', () => {
 
   it('grants in another org through x-service-orgid, with that org as owner', async () => {
     const foreignProject = await insertProject(otherOrgId, ['reader']);
-    const res = await server.api('POST', `/management/v1/users/${otherOwnerHumanId}/grants`, { body: { projectId: foreignProject, roleKeys: ['reader'] }, orgId: otherOrgId });
+    const res = await server.api('POST', `/management/v1/users/${otherOwnerHumanId}/grants`, {
+      body: { projectId: foreignProject, roleKeys: ['reader'] },
+      orgId: otherOrgId,
+    });
     assert.equal(res.status, 200, res.text);
     assertDetails(res.body.details, otherOrgId);
-    assert.deepEqual(await rolesOfUser(server.running.db, otherOwnerHumanId), [{ projectId: foreignProject, roleKey: 'reader', orgId: otherOrgId, orgPrimaryDomain: otherDomain }]);
+    assert.deepEqual(await rolesOfUser(server.running.db, otherOwnerHumanId), [
+      { projectId: foreignProject, roleKey: 'reader', orgId: otherOrgId, orgPrimaryDomain: otherDomain },
+    ]);
   });
 
   it('needs a token (401) and ORG_OWNER or ORG_USER_MANAGER of the acting org (403)', async () => {
@@ -175,9 +197,16 @@ describe('POST /management/v1/orgs/me/members', () => {
 
   it('lets an ORG_OWNER add members of its own org only', async () => {
     const mine = await addMachine('owners-pick', otherOrgId);
-    assert.equal((await server.api('POST', '/management/v1/orgs/me/members', { body: { userId: mine, roles: ['ORG_END_USER_IMPERSONATOR'] }, token: otherOwnerPat })).status, 200);
+    assert.equal(
+      (await server.api('POST', '/management/v1/orgs/me/members', { body: { userId: mine, roles: ['ORG_END_USER_IMPERSONATOR'] }, token: otherOwnerPat }))
+        .status,
+      200,
+    );
     const theirs = await addMachine('not-yours');
-    assertError(await server.api('POST', '/management/v1/orgs/me/members', { body: { userId: theirs, roles: ['ORG_OWNER'] }, token: otherOwnerPat, orgId: defaultOrgId }), 403);
+    assertError(
+      await server.api('POST', '/management/v1/orgs/me/members', { body: { userId: theirs, roles: ['ORG_OWNER'] }, token: otherOwnerPat, orgId: defaultOrgId }),
+      403,
+    );
   });
 
   it('needs at least one org role and names every unknown one (400)', async () => {
@@ -207,7 +236,10 @@ describe('POST /admin/v1/members', () => {
     const res = await server.api('POST', '/admin/v1/members', { body: { userId, roles: ['IAM_END_USER_IMPERSONATOR'] } });
     assert.equal(res.status, 200, res.text);
     assertDetails(res.body.details, instanceId);
-    const { rows } = await server.running.db.query<{ scope_id: string; roles: string[] }>("SELECT scope_id, roles FROM memberships WHERE user_id = $1 AND scope = 'instance'", [userId]);
+    const { rows } = await server.running.db.query<{ scope_id: string; roles: string[] }>(
+      "SELECT scope_id, roles FROM memberships WHERE user_id = $1 AND scope = 'instance'",
+      [userId],
+    );
     assert.deepEqual(rows, [{ scope_id: instanceId, roles: ['IAM_END_USER_IMPERSONATOR'] }]);
     assertError(await server.api('POST', '/admin/v1/members', { body: { userId, roles: ['IAM_OWNER'] } }), 409);
   });
@@ -217,7 +249,10 @@ describe('POST /admin/v1/members', () => {
     assert.equal((await server.api('POST', '/admin/v1/members', { body: { userId, roles: ['IAM_OWNER'] } })).status, 200);
     const pat = await addPat(userId);
     assert.equal((await server.api('GET', '/v2/features/instance', { token: pat })).status, 200);
-    assert.equal((await server.api('POST', '/management/v1/users/machine', { body: { userName: 'by-admin', name: 'a' }, token: pat, orgId: otherOrgId })).status, 200);
+    assert.equal(
+      (await server.api('POST', '/management/v1/users/machine', { body: { userName: 'by-admin', name: 'a' }, token: pat, orgId: otherOrgId })).status,
+      200,
+    );
   });
 
   it('accepts instance roles only and names the others (400)', async () => {
@@ -260,8 +295,16 @@ describe('GET, PUT /v2/features/instance', () => {
     assert.deepEqual((await server.api('GET', '/v2/features/instance')).body.oidcTokenExchange, { enabled: false });
     assert.equal(await isFeatureEnabled(server.running.db, 'oidcTokenExchange'), false);
 
-    const { rows } = await server.running.db.query<{ payload: unknown }>("SELECT payload FROM events WHERE event_type = 'instance.feature.set' ORDER BY position");
-    assert.deepEqual(rows.map((r) => r.payload), [{ feature: 'oidcTokenExchange', enabled: true }, { feature: 'oidcTokenExchange', enabled: false }]);
+    const { rows } = await server.running.db.query<{ payload: unknown }>(
+      "SELECT payload FROM events WHERE event_type = 'instance.feature.set' ORDER BY position",
+    );
+    assert.deepEqual(
+      rows.map((r) => r.payload),
+      [
+        { feature: 'oidcTokenExchange', enabled: true },
+        { feature: 'oidcTokenExchange', enabled: false },
+      ],
+    );
   });
 
   it('refuses unknown features, non-boolean values and an empty change (400)', async () => {

@@ -86,7 +86,9 @@ describe('POST /management/v1/users/human', () => {
 
   it('applies the password policy (at least 8 characters) to the password field', async () => {
     assertInvalid(await server.api('POST', `${USERS}/human`, { body: human('short', { password: 'Seven7!' }) }), ['password'], { atLeast: true });
-    assertInvalid(await server.api('POST', `${USERS}/human`, { body: human('bad name', { password: 'Seven7!' }) }), ['password', 'userName'], { atLeast: true });
+    assertInvalid(await server.api('POST', `${USERS}/human`, { body: human('bad name', { password: 'Seven7!' }) }), ['password', 'userName'], {
+      atLeast: true,
+    });
     assert.equal((await server.api('POST', `${USERS}/human`, { body: human('eight', { password: 'Eight8!!' }) })).status, 200);
   });
 
@@ -96,7 +98,13 @@ describe('POST /management/v1/users/human', () => {
     assertInvalid(await server.api('POST', `${USERS}/human`, { body: human('') }), ['userName'], { atLeast: true });
     assertInvalid(await server.api('POST', `${USERS}/human`, { body: human('two words') }), ['userName'], { atLeast: true });
     const bad = await server.api('POST', `${USERS}/human`, {
-      body: { userName: 'x', profile: { firstName: '', lastName: 'l'.repeat(201), gender: 'GENDER_ROBOT' }, email: { email: 'not-an-email' }, phone: { phone: '0791234567' }, color: 'red' },
+      body: {
+        userName: 'x',
+        profile: { firstName: '', lastName: 'l'.repeat(201), gender: 'GENDER_ROBOT' },
+        email: { email: 'not-an-email' },
+        phone: { phone: '0791234567' },
+        color: 'red',
+      },
     });
     assertInvalid(bad, ['profile.firstName', 'profile.lastName', 'profile.gender', 'email.email', 'phone.phone', 'color'], { atLeast: true });
     assertInvalid(await server.api('POST', `${USERS}/human`, { body: { userName: 'x', email: { email: 'x@example.com' } } }), ['profile'], { atLeast: true });
@@ -194,7 +202,9 @@ describe('machine keys: POST, GET, DELETE /management/v1/users/{userId}/keys', (
 
   it('registers an uploaded RSA 2048 or EC P-256 public key and returns no key file', async () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const rsaRes = await server.api('POST', `${USERS}/${machineId}/keys`, { body: { type: 'KEY_TYPE_JSON', publicKey: pemBase64(rsa.publicKey.export({ type: 'spki', format: 'pem' }) as string) } });
+    const rsaRes = await server.api('POST', `${USERS}/${machineId}/keys`, {
+      body: { type: 'KEY_TYPE_JSON', publicKey: pemBase64(rsa.publicKey.export({ type: 'spki', format: 'pem' }) as string) },
+    });
     assert.equal(rsaRes.status, 200, rsaRes.text);
     assert.equal(rsaRes.body.keyDetails, undefined);
     const rsaJwk = await findActiveMachineKey(server.running.db, machineId, rsaRes.body.keyId);
@@ -202,7 +212,9 @@ describe('machine keys: POST, GET, DELETE /management/v1/users/{userId}/keys', (
     assert.equal(rsaJwk?.kid, rsaRes.body.keyId);
 
     const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const ecRes = await server.api('POST', `${USERS}/${machineId}/keys`, { body: { type: 'KEY_TYPE_JSON', publicKey: pemBase64(ec.publicKey.export({ type: 'spki', format: 'pem' }) as string) } });
+    const ecRes = await server.api('POST', `${USERS}/${machineId}/keys`, {
+      body: { type: 'KEY_TYPE_JSON', publicKey: pemBase64(ec.publicKey.export({ type: 'spki', format: 'pem' }) as string) },
+    });
     assert.equal(ecRes.status, 200, ecRes.text);
     const ecJwk = await findActiveMachineKey(server.running.db, machineId, ecRes.body.keyId);
     assert.equal(ecJwk?.crv, 'P-256');
@@ -230,7 +242,9 @@ describe('machine keys: POST, GET, DELETE /management/v1/users/{userId}/keys', (
     assertInvalid(await post({ type: 'KEY_TYPE_JSON', expirationDate: new Date(Date.now() - 1000).toISOString() }), ['expirationDate'], { atLeast: true });
     assertInvalid(await post({ type: 'KEY_TYPE_JSON', expirationDate: 'next tuesday' }), ['expirationDate'], { atLeast: true });
     assertInvalid(await post({ type: 'KEY_TYPE_JSON', extra: true }), ['extra'], { atLeast: true });
-    assertInvalid(await post({ type: 'KEY_TYPE_X509', expirationDate: '2020-01-01T00:00:00Z', publicKey: '' }), ['type', 'expirationDate', 'publicKey'], { atLeast: true });
+    assertInvalid(await post({ type: 'KEY_TYPE_X509', expirationDate: '2020-01-01T00:00:00Z', publicKey: '' }), ['type', 'expirationDate', 'publicKey'], {
+      atLeast: true,
+    });
     const expirationDate = inDays(30);
     const res = await post({ type: 'KEY_TYPE_JSON', expirationDate });
     assert.equal(res.status, 200, res.text);
@@ -246,7 +260,10 @@ describe('machine keys: POST, GET, DELETE /management/v1/users/{userId}/keys', (
     for (const key of res.body.result) {
       assert.equal(key.type, 'KEY_TYPE_JSON');
       assertDetails(key.details, defaultOrgId);
-      assert.deepEqual(Object.keys(key).filter((k) => !['id', 'type', 'expirationDate', 'details'].includes(k)), []);
+      assert.deepEqual(
+        Object.keys(key).filter((k) => !['id', 'type', 'expirationDate', 'details'].includes(k)),
+        [],
+      );
     }
     assert.ok(!/PRIVATE|PUBLIC KEY|"n":|"kty"/.test(res.text));
   });
@@ -306,8 +323,14 @@ describe('machine secret: PUT, DELETE /management/v1/users/{userId}/secret', () 
     assert.match(res.body.clientSecret, /^[A-Za-z0-9_-]{43}$/);
     assertDetails(res.body.details, defaultOrgId);
     secrets.push(res.body.clientSecret);
-    assert.deepEqual(await verifyMachineSecret(server.running.db, server.secretKey, 'client-app', res.body.clientSecret), { userId: machineId, orgId: defaultOrgId });
-    assert.deepEqual(await verifyMachineSecret(server.running.db, server.secretKey, `client-app@${defaultDomain}`, res.body.clientSecret), { userId: machineId, orgId: defaultOrgId });
+    assert.deepEqual(await verifyMachineSecret(server.running.db, server.secretKey, 'client-app', res.body.clientSecret), {
+      userId: machineId,
+      orgId: defaultOrgId,
+    });
+    assert.deepEqual(await verifyMachineSecret(server.running.db, server.secretKey, `client-app@${defaultDomain}`, res.body.clientSecret), {
+      userId: machineId,
+      orgId: defaultOrgId,
+    });
     assert.equal(await verifyMachineSecret(server.running.db, server.secretKey, 'client-app', `${res.body.clientSecret}x`), undefined);
     assert.equal(await verifyMachineSecret(server.running.db, server.secretKey, 'unknown-client', res.body.clientSecret), undefined);
   });
@@ -338,9 +361,15 @@ describe('machine secret: PUT, DELETE /management/v1/users/{userId}/secret', () 
     secrets.push(mine.body.clientSecret, theirs.body.clientSecret);
     assert.equal(theirs.body.clientId, 'client-app');
     assert.equal(await verifyMachineSecret(server.running.db, server.secretKey, 'client-app', mine.body.clientSecret), undefined);
-    assert.deepEqual(await verifyMachineSecret(server.running.db, server.secretKey, `client-app@${defaultDomain}`, mine.body.clientSecret), { userId: machineId, orgId: defaultOrgId });
+    assert.deepEqual(await verifyMachineSecret(server.running.db, server.secretKey, `client-app@${defaultDomain}`, mine.body.clientSecret), {
+      userId: machineId,
+      orgId: defaultOrgId,
+    });
     const otherDomain = (await server.api('GET', `${USERS}/${twinId}`, { orgId: otherOrgId })).body.user.preferredLoginName;
-    assert.deepEqual(await verifyMachineSecret(server.running.db, server.secretKey, otherDomain, theirs.body.clientSecret), { userId: twinId, orgId: otherOrgId });
+    assert.deepEqual(await verifyMachineSecret(server.running.db, server.secretKey, otherDomain, theirs.body.clientSecret), {
+      userId: twinId,
+      orgId: otherOrgId,
+    });
     assert.equal(await verifyMachineSecret(server.running.db, server.secretKey, otherDomain, mine.body.clientSecret), undefined);
   });
 
@@ -375,7 +404,9 @@ describe('personal access tokens: POST, GET, DELETE /management/v1/users/{userId
   });
 
   it('checks expirationDate: in the future, an RFC 3339 date-time', async () => {
-    assertInvalid(await server.api('POST', `${USERS}/${machineId}/pats`, { body: { expirationDate: '2001-01-01T00:00:00Z' } }), ['expirationDate'], { atLeast: true });
+    assertInvalid(await server.api('POST', `${USERS}/${machineId}/pats`, { body: { expirationDate: '2001-01-01T00:00:00Z' } }), ['expirationDate'], {
+      atLeast: true,
+    });
     assertInvalid(await server.api('POST', `${USERS}/${machineId}/pats`, { body: { expirationDate: '2031-02-30' } }), ['expirationDate'], { atLeast: true });
     assertInvalid(await server.api('POST', `${USERS}/${machineId}/pats`, { body: { scope: 'all' } }), ['scope'], { atLeast: true });
     const expiring = await server.api('POST', `${USERS}/${machineId}/pats`, { body: { expirationDate: inDays(7) } });
@@ -399,7 +430,10 @@ describe('personal access tokens: POST, GET, DELETE /management/v1/users/{userId
     assert.ok(res.body.result.length >= 2);
     for (const pat of res.body.result) {
       assertDetails(pat.details, defaultOrgId);
-      assert.deepEqual(Object.keys(pat).filter((k) => !['id', 'expirationDate', 'details'].includes(k)), []);
+      assert.deepEqual(
+        Object.keys(pat).filter((k) => !['id', 'expirationDate', 'details'].includes(k)),
+        [],
+      );
     }
   });
 
@@ -439,7 +473,10 @@ describe('GET, DELETE /management/v1/users/{userId}', () => {
     assert.equal(await findActiveMachineKey(server.running.db, machineId, key.body.keyId), undefined);
     const { rows } = await server.running.db.query('SELECT 1 FROM memberships WHERE user_id = $1', [machineId]);
     assert.equal(rows.length, 0);
-    const events = await server.running.db.query<{ event_type: string }>("SELECT event_type FROM events WHERE aggregate_id = $1 AND event_type = 'user.removed'", [machineId]);
+    const events = await server.running.db.query<{ event_type: string }>(
+      "SELECT event_type FROM events WHERE aggregate_id = $1 AND event_type = 'user.removed'",
+      [machineId],
+    );
     assert.equal(events.rows.length, 1);
     assertError(await server.api('DELETE', `${USERS}/${machineId}`), 404);
   });
@@ -496,7 +533,11 @@ describe('secrets are shown once', () => {
     const { rows } = await server.running.db.query<{ id: string }>("SELECT id FROM users WHERE org_id = $1 AND type = 'machine'", [defaultOrgId]);
     const texts: string[] = [];
     for (const { id } of rows) {
-      texts.push((await server.api('GET', `${USERS}/${id}`)).text, (await server.api('GET', `${USERS}/${id}/keys`)).text, (await server.api('GET', `${USERS}/${id}/pats`)).text);
+      texts.push(
+        (await server.api('GET', `${USERS}/${id}`)).text,
+        (await server.api('GET', `${USERS}/${id}/keys`)).text,
+        (await server.api('GET', `${USERS}/${id}/pats`)).text,
+      );
     }
     const all = texts.join('\n');
     assert.ok(secrets.length > 10);

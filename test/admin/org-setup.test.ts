@@ -186,7 +186,10 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
 
     it('stores the requested roles as the membership of the user in the new org', async () => {
       const { orgId, userId } = created.body;
-      const { rows } = await server.running.db.query<{ scope: string; scope_id: string; roles: string[] }>('SELECT scope, scope_id, roles FROM memberships WHERE user_id = $1', [userId]);
+      const { rows } = await server.running.db.query<{ scope: string; scope_id: string; roles: string[] }>(
+        'SELECT scope, scope_id, roles FROM memberships WHERE user_id = $1',
+        [userId],
+      );
       assert.deepEqual(rows, [{ scope: 'org', scope_id: orgId, roles: ['ORG_OWNER'] }]);
     });
 
@@ -236,10 +239,16 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
       const { orgId, userId } = response.body;
       assertDetails(response.body.details, orgId);
 
-      const { rows: domains } = await server.running.db.query<{ domain: string; is_primary: boolean }>('SELECT domain, is_primary FROM org_domains WHERE org_id = $1', [orgId]);
+      const { rows: domains } = await server.running.db.query<{ domain: string; is_primary: boolean }>(
+        'SELECT domain, is_primary FROM org_domains WHERE org_id = $1',
+        [orgId],
+      );
       assert.deepEqual(domains, [{ domain: 'arger-co.example.test', is_primary: true }]);
 
-      const { rows: memberships } = await server.running.db.query<{ scope: string; scope_id: string; roles: string[] }>('SELECT scope, scope_id, roles FROM memberships WHERE user_id = $1', [userId]);
+      const { rows: memberships } = await server.running.db.query<{ scope: string; scope_id: string; roles: string[] }>(
+        'SELECT scope, scope_id, roles FROM memberships WHERE user_id = $1',
+        [userId],
+      );
       assert.deepEqual(memberships, [{ scope: 'org', scope_id: orgId, roles: ['ORG_OWNER'] }]);
 
       const read = await getUser(userId, orgId);
@@ -272,8 +281,8 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
 
     it('two orgs without a domain and the same name: the second generated domain is taken, 409', async () => {
       const name = `Twin ${tag()}`;
-      await expectOk(bodyWith((b) => ((b.org = { name }))));
-      const second = await setup(bodyWith((b) => ((b.org = { name }))));
+      await expectOk(bodyWith((b) => (b.org = { name })));
+      const second = await setup(bodyWith((b) => (b.org = { name })));
       assert.equal(second.status, 409, second.text);
       assertErrorBody(second, 6);
     });
@@ -292,17 +301,37 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
       { title: 'human.userName of 201 characters is rejected', change: (b) => (b.human.userName = 'u'.repeat(201)), rejects: ['human.userName'] },
       { title: 'an empty human.userName is rejected', change: (b) => (b.human.userName = ''), rejects: ['human.userName'] },
       { title: 'human.profile.firstName of 200 characters is accepted', change: (b) => (b.human.profile.firstName = 'F'.repeat(200)) },
-      { title: 'human.profile.firstName of 201 characters is rejected', change: (b) => (b.human.profile.firstName = 'F'.repeat(201)), rejects: ['human.profile.firstName'] },
+      {
+        title: 'human.profile.firstName of 201 characters is rejected',
+        change: (b) => (b.human.profile.firstName = 'F'.repeat(201)),
+        rejects: ['human.profile.firstName'],
+      },
       { title: 'an empty human.profile.firstName is rejected', change: (b) => (b.human.profile.firstName = ''), rejects: ['human.profile.firstName'] },
       { title: 'human.profile.lastName of 200 characters is accepted', change: (b) => (b.human.profile.lastName = 'L'.repeat(200)) },
-      { title: 'human.profile.lastName of 201 characters is rejected', change: (b) => (b.human.profile.lastName = 'L'.repeat(201)), rejects: ['human.profile.lastName'] },
+      {
+        title: 'human.profile.lastName of 201 characters is rejected',
+        change: (b) => (b.human.profile.lastName = 'L'.repeat(201)),
+        rejects: ['human.profile.lastName'],
+      },
       { title: 'an empty human.profile.lastName is rejected', change: (b) => (b.human.profile.lastName = ''), rejects: ['human.profile.lastName'] },
       { title: 'human.profile.nickName of 200 characters is accepted', change: (b) => (b.human.profile.nickName = 'k'.repeat(200)) },
-      { title: 'human.profile.nickName of 201 characters is rejected', change: (b) => (b.human.profile.nickName = 'k'.repeat(201)), rejects: ['human.profile.nickName'] },
+      {
+        title: 'human.profile.nickName of 201 characters is rejected',
+        change: (b) => (b.human.profile.nickName = 'k'.repeat(201)),
+        rejects: ['human.profile.nickName'],
+      },
       { title: 'human.profile.displayName of 200 characters is accepted', change: (b) => (b.human.profile.displayName = 'D'.repeat(200)) },
-      { title: 'human.profile.displayName of 201 characters is rejected', change: (b) => (b.human.profile.displayName = 'D'.repeat(201)), rejects: ['human.profile.displayName'] },
+      {
+        title: 'human.profile.displayName of 201 characters is rejected',
+        change: (b) => (b.human.profile.displayName = 'D'.repeat(201)),
+        rejects: ['human.profile.displayName'],
+      },
       { title: 'preferredLanguage of 10 characters ("de-CH-1996") is accepted', change: (b) => (b.human.profile.preferredLanguage = 'de-CH-1996') },
-      { title: 'preferredLanguage of 11 characters is rejected', change: (b) => (b.human.profile.preferredLanguage = 'de-CH-19961'), rejects: ['human.profile.preferredLanguage'] },
+      {
+        title: 'preferredLanguage of 11 characters is rejected',
+        change: (b) => (b.human.profile.preferredLanguage = 'de-CH-19961'),
+        rejects: ['human.profile.preferredLanguage'],
+      },
       { title: 'a gender outside the enum is rejected', change: (b) => (b.human.profile.gender = 'GENDER_OTHER'), rejects: ['human.profile.gender'] },
       { title: 'a phone of 50 characters is accepted', change: (b) => (b.human.phone = { phone: `+${'4'.repeat(49)}` }) },
       { title: 'a phone of 51 characters is rejected', change: (b) => (b.human.phone = { phone: `+${'4'.repeat(50)}` }), rejects: ['human.phone.phone'] },
@@ -333,11 +362,23 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
       { title: 'a number where a string belongs is named', change: (b) => (b.human.profile.firstName = 42), rejects: ['human.profile.firstName'] },
       { title: 'an unknown top-level field is rejected and named', change: (b) => (b.orgName = 'x'), rejects: ['orgName'] },
       { title: 'an unknown field in org is rejected and named', change: (b) => (b.org.website = 'https://x'), rejects: ['org.website'] },
-      { title: 'an unknown nested field in human.profile is rejected and named', change: (b) => (b.human.profile.middleName = 'M'), rejects: ['human.profile.middleName'] },
+      {
+        title: 'an unknown nested field in human.profile is rejected and named',
+        change: (b) => (b.human.profile.middleName = 'M'),
+        rejects: ['human.profile.middleName'],
+      },
       { title: 'an unknown role is rejected, naming roles[0]', change: (b) => (b.roles = ['ORG_GOD']), rejects: ['roles[0]'] },
       { title: 'an instance role is not an org role: IAM_OWNER is rejected, naming roles[0]', change: (b) => (b.roles = ['IAM_OWNER']), rejects: ['roles[0]'] },
-      { title: 'an unknown role after a known one names its own index, roles[1]', change: (b) => (b.roles = ['ORG_OWNER', 'org_owner']), rejects: ['roles[1]'] },
-      { title: 'a password shorter than 8 characters is rejected, naming human.password', change: (b) => (b.human.password = 'Abc-123'), rejects: ['human.password'] },
+      {
+        title: 'an unknown role after a known one names its own index, roles[1]',
+        change: (b) => (b.roles = ['ORG_OWNER', 'org_owner']),
+        rejects: ['roles[1]'],
+      },
+      {
+        title: 'a password shorter than 8 characters is rejected, naming human.password',
+        change: (b) => (b.human.password = 'Abc-123'),
+        rejects: ['human.password'],
+      },
       { title: 'a password of exactly 8 characters is accepted', change: (b) => (b.human.password = 'Abcd-123') },
       {
         title: 'several bad fields at once are all named in one response',
@@ -373,9 +414,21 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
         change: (b) => (b.roles = ['ORG_GOD', 'ORG_KING']),
         rejects: ['roles[0]', 'roles[1]'],
       },
-      { title: 'a NUL character in org.name is a 400 naming the field, not a database error', change: (b) => (b.org.name = 'Nul\u0000Org'), rejects: ['org.name'] },
-      { title: 'a NUL character in human.userName is a 400 naming the field, not a database error', change: (b) => (b.human.userName = 'nul\u0000user'), rejects: ['human.userName'] },
-      { title: 'an unpaired surrogate in human.profile.nickName is a 400 naming the field, not a database error', change: (b) => (b.human.profile.nickName = 'x\ud800y'), rejects: ['human.profile.nickName'] },
+      {
+        title: 'a NUL character in org.name is a 400 naming the field, not a database error',
+        change: (b) => (b.org.name = 'Nul\u0000Org'),
+        rejects: ['org.name'],
+      },
+      {
+        title: 'a NUL character in human.userName is a 400 naming the field, not a database error',
+        change: (b) => (b.human.userName = 'nul\u0000user'),
+        rejects: ['human.userName'],
+      },
+      {
+        title: 'an unpaired surrogate in human.profile.nickName is a 400 naming the field, not a database error',
+        change: (b) => (b.human.profile.nickName = 'x\ud800y'),
+        rejects: ['human.profile.nickName'],
+      },
     ];
 
     for (const { title, change, rejects } of cases) {
@@ -482,10 +535,15 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
         assert.equal(Number(last) - Number(first) + 1, n, 'events of one setup are contiguous');
       }
 
-      const { rows: events } = await server.running.db.query<{ position: string; created_at: Date }>('SELECT position::text AS position, created_at FROM events ORDER BY events.position');
+      const { rows: events } = await server.running.db.query<{ position: string; created_at: Date }>(
+        'SELECT position::text AS position, created_at FROM events ORDER BY events.position',
+      );
       for (let i = 1; i < events.length; i++) {
         assert.ok(BigInt(events[i]!.position) > BigInt(events[i - 1]!.position));
-        assert.ok(new Date(events[i]!.created_at).getTime() >= new Date(events[i - 1]!.created_at).getTime(), `created_at goes back at position ${events[i]!.position}`);
+        assert.ok(
+          new Date(events[i]!.created_at).getTime() >= new Date(events[i - 1]!.created_at).getTime(),
+          `created_at goes back at position ${events[i]!.position}`,
+        );
       }
       // Later sequences have dates no earlier than earlier ones.
       const ordered = responses.map((r) => r.body.details).sort((a, b) => Number(a.sequence) - Number(b.sequence));
@@ -495,7 +553,11 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
 
   describe('authentication and permission', () => {
     it('without Authorization: 401, code 16, with WWW-Authenticate: Bearer', async () => {
-      const response = await call(`${server.url}/admin/v1/orgs/_setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(validBody()) });
+      const response = await call(`${server.url}/admin/v1/orgs/_setup`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(validBody()),
+      });
       assert.equal(response.status, 401);
       assertErrorBody(response, 16);
       assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer\b/);
@@ -533,10 +595,24 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
     });
 
     it('a malformed Authorization header is 401', async () => {
-      const headers = ['Basic x', 'Basic YWRtaW46YWRtaW4=', 'Bearer', 'Bearer ', `Bearer ${server.pat} extra`, 'Bearer a b', 'Bearer <garbage>', `Token ${server.pat}`, `${server.pat}`];
+      const headers = [
+        'Basic x',
+        'Basic YWRtaW46YWRtaW4=',
+        'Bearer',
+        'Bearer ',
+        `Bearer ${server.pat} extra`,
+        'Bearer a b',
+        'Bearer <garbage>',
+        `Token ${server.pat}`,
+        `${server.pat}`,
+      ];
       const responses = await Promise.all(
         headers.map((authorization) =>
-          call(`${server.url}/admin/v1/orgs/_setup`, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: JSON.stringify(validBody()) }),
+          call(`${server.url}/admin/v1/orgs/_setup`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization },
+            body: JSON.stringify(validBody()),
+          }),
         ),
       );
       responses.forEach((response, i) => {
@@ -628,7 +704,11 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
 
     it('an unknown path under /admin/v1 is 404, code 5', async () => {
       for (const path of ['/admin/v1/nothing-here', '/admin/v1/orgs/_setup/extra', '/admin/v1/orgs']) {
-        const response = await call(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${server.pat}` }, body: '{}' });
+        const response = await call(`${server.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${server.pat}` },
+          body: '{}',
+        });
         assert.equal(response.status, 404, `${path}: ${response.text}`);
         assertErrorBody(response, 5);
       }
@@ -692,10 +772,14 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
     it('a bare userName logs in when it is unique; wrong passwords and unknown users do not', async () => {
       const userName = `solo_${tag()}`;
       const password = 'Solo-Passw0rd';
-      const { userId, orgId } = (await expectOk(bodyWith((b) => {
-        b.human.userName = userName;
-        b.human.password = password;
-      }))).body;
+      const { userId, orgId } = (
+        await expectOk(
+          bodyWith((b) => {
+            b.human.userName = userName;
+            b.human.password = password;
+          }),
+        )
+      ).body;
       const db = server.running.db;
       const { rows } = await db.query<{ domain: string }>('SELECT domain FROM org_domains WHERE org_id = $1 AND is_primary', [orgId]);
       const [bare, full, upper, wrong, unknown, empty] = await Promise.all([
@@ -727,12 +811,17 @@ describe('organization setup: POST /admin/v1/orgs/_setup', () => {
     it('a bare userName held by users of two orgs is ambiguous; each full login name still works', async () => {
       const userName = `bob_${tag()}`;
       const [a, b] = await Promise.all(
-        ['Bob-One!', 'Bob-Two!'].map((password) => expectOk(bodyWith((body) => {
-          body.human.userName = userName;
-          body.human.password = password;
-        }))),
+        ['Bob-One!', 'Bob-Two!'].map((password) =>
+          expectOk(
+            bodyWith((body) => {
+              body.human.userName = userName;
+              body.human.password = password;
+            }),
+          ),
+        ),
       );
-      const domainOf = async (orgId: string) => (await server.running.db.query<{ domain: string }>('SELECT domain FROM org_domains WHERE org_id = $1', [orgId])).rows[0]!.domain;
+      const domainOf = async (orgId: string) =>
+        (await server.running.db.query<{ domain: string }>('SELECT domain FROM org_domains WHERE org_id = $1', [orgId])).rows[0]!.domain;
       const [domainA, domainB] = await Promise.all([domainOf(a!.body.orgId), domainOf(b!.body.orgId)]);
       const db = server.running.db;
       assert.equal(await authenticatePassword(db, userName, 'Bob-One!'), undefined);

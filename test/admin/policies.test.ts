@@ -36,7 +36,10 @@ for (const stores of ['configured', 'embedded'] as const) {
     }
 
     async function eventsOf(type: string): Promise<Array<{ aggregate_id: string; payload: Record<string, unknown> }>> {
-      const { rows } = await server.running.db.query<{ aggregate_id: string; payload: Record<string, unknown> }>('SELECT aggregate_id, payload FROM events WHERE event_type = $1 ORDER BY position', [type]);
+      const { rows } = await server.running.db.query<{ aggregate_id: string; payload: Record<string, unknown> }>(
+        'SELECT aggregate_id, payload FROM events WHERE event_type = $1 ORDER BY position',
+        [type],
+      );
       return rows;
     }
 
@@ -45,7 +48,12 @@ for (const stores of ['configured', 'embedded'] as const) {
       admin = apiClient(server.url, readAdminPat(server.dataDir), { strictJson: true });
       const { rows } = await server.running.db.query<{ id: string; default_org_id: string }>('SELECT id, default_org_id FROM instance');
       ({ id: instanceId, default_org_id: defaultOrgId } = rows[0]!);
-      const setup = await admin('POST', '/admin/v1/orgs/_setup', { body: { org: { name: 'Other', domain: 'other.example.test' }, human: { userName: 'o', profile: { firstName: 'O', lastName: 'O' }, email: { email: 'o@other.example.test' } } } });
+      const setup = await admin('POST', '/admin/v1/orgs/_setup', {
+        body: {
+          org: { name: 'Other', domain: 'other.example.test' },
+          human: { userName: 'o', profile: { firstName: 'O', lastName: 'O' }, email: { email: 'o@other.example.test' } },
+        },
+      });
       assert.equal(setup.status, 200, setup.text);
       otherOrgId = setup.body.orgId;
       otherOwner = await machineWithRole(otherOrgId, 'other-owner', ['ORG_OWNER']);
@@ -73,7 +81,11 @@ for (const stores of ['configured', 'embedded'] as const) {
       assert.equal(got.body.policy.details.sequence, put.body.details.sequence);
       const again = await admin('PUT', '/admin/v1/policies/lockout', { body: { lockoutDurationSeconds: 0, maxOtpAttempts: 0 } });
       assert.equal(again.status, 200, again.text);
-      assert.deepEqual(await effectivePolicy(server.running.db, LOCKOUT_POLICY, otherOrgId), { maxPasswordAttempts: 3, maxOtpAttempts: 0, lockoutDurationSeconds: 0 });
+      assert.deepEqual(await effectivePolicy(server.running.db, LOCKOUT_POLICY, otherOrgId), {
+        maxPasswordAttempts: 3,
+        maxOtpAttempts: 0,
+        lockoutDurationSeconds: 0,
+      });
       const events = await eventsOf('instance.policy.lockout.set');
       assert.equal(events.length, 2);
       assert.equal(events[0]!.aggregate_id, instanceId);
@@ -109,8 +121,14 @@ for (const stores of ['configured', 'embedded'] as const) {
       assert.equal(after.body.isDefault, true);
       assert.equal(after.body.policy.maxPasswordAttempts, 3);
       assertError(await otherOwner('DELETE', '/management/v1/policies/lockout'), 404);
-      assert.deepEqual((await eventsOf('org.policy.lockout.set')).map((e) => e.aggregate_id), [otherOrgId]);
-      assert.deepEqual((await eventsOf('org.policy.lockout.removed')).map((e) => e.aggregate_id), [otherOrgId]);
+      assert.deepEqual(
+        (await eventsOf('org.policy.lockout.set')).map((e) => e.aggregate_id),
+        [otherOrgId],
+      );
+      assert.deepEqual(
+        (await eventsOf('org.policy.lockout.removed')).map((e) => e.aggregate_id),
+        [otherOrgId],
+      );
     });
 
     it('bad bodies are 400, code 3, naming every bad field, and change nothing', async () => {
@@ -124,7 +142,10 @@ for (const stores of ['configured', 'embedded'] as const) {
         [{ maxPasswordAttempts: [3] }, ['maxPasswordAttempts']],
       ];
       for (const [body, fields] of cases) {
-        for (const [call, path] of [[admin, '/admin/v1/policies/lockout'], [otherOwner, '/management/v1/policies/lockout']] as const) {
+        for (const [call, path] of [
+          [admin, '/admin/v1/policies/lockout'],
+          [otherOwner, '/management/v1/policies/lockout'],
+        ] as const) {
           const response = await call('PUT', path, { body });
           assertInvalid(response, fields, { atLeast: true });
           assertErrorBody(response, 3);
@@ -146,7 +167,10 @@ for (const stores of ['configured', 'embedded'] as const) {
       for (const method of ['GET', 'PUT', 'DELETE']) {
         assertError(await otherManager(method, '/management/v1/policies/lockout', { ...(method === 'PUT' ? { body: { maxPasswordAttempts: 1 } } : {}) }), 403);
         // An org owner of another org acting in the default org.
-        const foreign = await otherOwner(method, '/management/v1/policies/lockout', { orgId: defaultOrgId, ...(method === 'PUT' ? { body: { maxPasswordAttempts: 1 } } : {}) });
+        const foreign = await otherOwner(method, '/management/v1/policies/lockout', {
+          orgId: defaultOrgId,
+          ...(method === 'PUT' ? { body: { maxPasswordAttempts: 1 } } : {}),
+        });
         assert.ok([403, 404].includes(foreign.status), foreign.text);
         assertError(await admin(method, '/management/v1/policies/lockout', { token: null }), 401);
       }

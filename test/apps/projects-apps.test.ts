@@ -117,7 +117,9 @@ describe('projects', () => {
       assertInvalid(await api('POST', `${PROJECTS}/${projectId}/roles`, { body: { roleKey } }), ['roleKey'], { what: JSON.stringify(roleKey) });
     }
     assertInvalid(await api('POST', `${PROJECTS}/${projectId}/roles`, { body: {} }), ['roleKey'], { what: 'missing roleKey' });
-    assertInvalid(await api('POST', `${PROJECTS}/${projectId}/roles`, { body: { roleKey: 'x', displayName: 'd'.repeat(201) } }), ['displayName'], { what: 'long displayName' });
+    assertInvalid(await api('POST', `${PROJECTS}/${projectId}/roles`, { body: { roleKey: 'x', displayName: 'd'.repeat(201) } }), ['displayName'], {
+      what: 'long displayName',
+    });
     assert.equal((await api('POST', `${PROJECTS}/${projectId}/roles`, { body: { roleKey: 'k'.repeat(200) } })).status, 200, '200 characters are fine');
   });
 
@@ -197,7 +199,9 @@ describe('OIDC apps', () => {
 
   test('PUT changes only the fields it is given', async () => {
     const before = (await api('GET', appsPath(projectId, appId))).json.app;
-    const res = await api('PUT', appsPath(projectId, appId), { body: { name: 'Web renamed', idTokenRoleAssertion: true, postLogoutRedirectUris: ['https://app.example.com/bye'] } });
+    const res = await api('PUT', appsPath(projectId, appId), {
+      body: { name: 'Web renamed', idTokenRoleAssertion: true, postLogoutRedirectUris: ['https://app.example.com/bye'] },
+    });
     assert.equal(res.status, 200, res.text);
     assertDetails(res.json.details);
     assert.equal(res.json.clientSecret, undefined, 'the app keeps its secret');
@@ -211,8 +215,12 @@ describe('OIDC apps', () => {
 
   test('PUT validates the result as a whole and refuses empty or unknown bodies', async () => {
     const dev = await newApp(projectId, { redirectUris: ['http://dev.example.com/cb'], devMode: true });
-    assertInvalid(await api('PUT', appsPath(projectId, dev.appId), { body: { devMode: false } }), ['redirectUris[0]'], { what: 'devMode off with an http URI' });
-    assertInvalid(await api('PUT', appsPath(projectId, dev.appId), { body: { redirectUris: [] } }), ['redirectUris'], { what: 'code flow without redirect URIs' });
+    assertInvalid(await api('PUT', appsPath(projectId, dev.appId), { body: { devMode: false } }), ['redirectUris[0]'], {
+      what: 'devMode off with an http URI',
+    });
+    assertInvalid(await api('PUT', appsPath(projectId, dev.appId), { body: { redirectUris: [] } }), ['redirectUris'], {
+      what: 'code flow without redirect URIs',
+    });
     assert.equal((await api('PUT', appsPath(projectId, dev.appId), { body: {} })).status, 400, 'empty body');
     assertInvalid(await api('PUT', appsPath(projectId, dev.appId), { body: { clientSecret: 'mine' } }), ['clientSecret'], { what: 'unknown field' });
     assert.equal((await api('GET', appsPath(projectId, dev.appId))).json.app.devMode, true, 'refused changes leave the app alone');
@@ -264,7 +272,9 @@ describe('app validation (400 naming the field)', () => {
     assertInvalid(await create({ redirectUris: ['https://127.0.0.1/cb'] }), ['redirectUris[0]'], { what: 'https://127.0.0.1 without devMode' });
     assert.equal((await create({ redirectUris: ['https://localhost/cb'], devMode: true })).status, 200, 'localhost with devMode');
     assertInvalid(await create({ redirectUris: ['https://app.example.com/cb#frag'] }), ['redirectUris[0]'], { what: 'fragment' });
-    assertInvalid(await create({ redirectUris: ['https://app.example.com/cb#'], devMode: true }), ['redirectUris[0]'], { what: 'empty fragment, even in devMode' });
+    assertInvalid(await create({ redirectUris: ['https://app.example.com/cb#'], devMode: true }), ['redirectUris[0]'], {
+      what: 'empty fragment, even in devMode',
+    });
     assertInvalid(await create({ redirectUris: ['/cb'] }), ['redirectUris[0]'], { what: 'relative' });
     assertInvalid(await create({ redirectUris: ['app.example.com/cb'] }), ['redirectUris[0]'], { what: 'no scheme' });
     assertInvalid(await create({ redirectUris: ['javascript:alert(1)'], devMode: true }), ['redirectUris[0]'], { what: 'javascript:' });
@@ -273,7 +283,9 @@ describe('app validation (400 naming the field)', () => {
 
   test('custom schemes are for native apps; native http only on loopback', async () => {
     assertInvalid(await create({ redirectUris: ['com.example.app:/cb'] }), ['redirectUris[0]'], { what: 'custom scheme for a web app' });
-    assertInvalid(await create({ redirectUris: ['com.example.app:/cb'], devMode: true }), ['redirectUris[0]'], { what: 'custom scheme for a web app in devMode' });
+    assertInvalid(await create({ redirectUris: ['com.example.app:/cb'], devMode: true }), ['redirectUris[0]'], {
+      what: 'custom scheme for a web app in devMode',
+    });
     assert.equal((await create({ redirectUris: ['com.example.app:/cb'], ...NATIVE })).status, 200, 'custom scheme for a native app');
     assert.equal((await create({ redirectUris: ['http://127.0.0.1:8765/cb'], ...NATIVE })).status, 200, 'native http on 127.0.0.1');
     assertInvalid(await create({ redirectUris: ['http://app.example.com/cb'], ...NATIVE }), ['redirectUris[0]'], { what: 'native http on a public host' });
@@ -290,27 +302,61 @@ describe('app validation (400 naming the field)', () => {
     assertInvalid(await create({ ...base, postLogoutRedirectUris: ['https://app.example.com/bye#x'] }), ['postLogoutRedirectUris[0]'], { what: 'fragment' });
     assertInvalid(await create({ ...base, postLogoutRedirectUris: ['/bye'] }), ['postLogoutRedirectUris[0]'], { what: 'relative' });
     assertInvalid(await create({ ...base, postLogoutRedirectUris: ['javascript:alert(1)'] }), ['postLogoutRedirectUris[0]'], { what: 'javascript:' });
-    assertInvalid(await create({ ...base, postLogoutRedirectUris: ['com.example.app:/bye'] }), ['postLogoutRedirectUris[0]'], { what: 'custom scheme for web' });
-    assert.equal((await create({ redirectUris: ['com.example.app:/cb'], postLogoutRedirectUris: ['com.example.app:/bye'], ...NATIVE })).status, 200, 'custom scheme for native');
+    assertInvalid(await create({ ...base, postLogoutRedirectUris: ['com.example.app:/bye'] }), ['postLogoutRedirectUris[0]'], {
+      what: 'custom scheme for web',
+    });
+    assert.equal(
+      (await create({ redirectUris: ['com.example.app:/cb'], postLogoutRedirectUris: ['com.example.app:/bye'], ...NATIVE })).status,
+      200,
+      'custom scheme for native',
+    );
   });
 
   test('response types and grant types must match each other', async () => {
     const cb = { redirectUris: [WEB_CB] };
-    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_IMPLICIT'] }), ['grantTypes'], { what: 'CODE without AUTHORIZATION_CODE' });
-    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_ID_TOKEN'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'] }), ['grantTypes'], { what: 'ID_TOKEN without IMPLICIT' });
-    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_IMPLICIT'] }), ['responseTypes'], { what: 'IMPLICIT without an implicit response type' });
-    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_ID_TOKEN'], grantTypes: ['OIDC_GRANT_TYPE_IMPLICIT', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'] }), ['grantTypes'], { what: 'REFRESH_TOKEN without AUTHORIZATION_CODE' });
+    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_IMPLICIT'] }), ['grantTypes'], {
+      what: 'CODE without AUTHORIZATION_CODE',
+    });
+    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_ID_TOKEN'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'] }), ['grantTypes'], {
+      what: 'ID_TOKEN without IMPLICIT',
+    });
+    assertInvalid(
+      await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_IMPLICIT'] }),
+      ['responseTypes'],
+      { what: 'IMPLICIT without an implicit response type' },
+    );
+    assertInvalid(
+      await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_ID_TOKEN'], grantTypes: ['OIDC_GRANT_TYPE_IMPLICIT', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'] }),
+      ['grantTypes'],
+      { what: 'REFRESH_TOKEN without AUTHORIZATION_CODE' },
+    );
     assert.equal(
-      (await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_CODE', 'OIDC_RESPONSE_TYPE_ID_TOKEN'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_IMPLICIT', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'] })).status,
+      (
+        await create({
+          ...cb,
+          responseTypes: ['OIDC_RESPONSE_TYPE_CODE', 'OIDC_RESPONSE_TYPE_ID_TOKEN'],
+          grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_IMPLICIT', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
+        })
+      ).status,
       200,
       'a consistent hybrid set is fine',
     );
   });
 
   test('user-agent and native apps must use auth method NONE', async () => {
-    assertInvalid(await create({ redirectUris: [WEB_CB], appType: 'OIDC_APP_TYPE_USER_AGENT', authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC' }), ['authMethodType'], { what: 'USER_AGENT with BASIC' });
-    assertInvalid(await create({ redirectUris: [WEB_CB], appType: 'OIDC_APP_TYPE_USER_AGENT' }), ['authMethodType'], { what: 'USER_AGENT with the default BASIC' });
-    assertInvalid(await create({ redirectUris: ['com.example.app:/cb'], appType: 'OIDC_APP_TYPE_NATIVE', authMethodType: 'OIDC_AUTH_METHOD_TYPE_POST' }), ['authMethodType'], { what: 'NATIVE with POST' });
+    assertInvalid(
+      await create({ redirectUris: [WEB_CB], appType: 'OIDC_APP_TYPE_USER_AGENT', authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC' }),
+      ['authMethodType'],
+      { what: 'USER_AGENT with BASIC' },
+    );
+    assertInvalid(await create({ redirectUris: [WEB_CB], appType: 'OIDC_APP_TYPE_USER_AGENT' }), ['authMethodType'], {
+      what: 'USER_AGENT with the default BASIC',
+    });
+    assertInvalid(
+      await create({ redirectUris: ['com.example.app:/cb'], appType: 'OIDC_APP_TYPE_NATIVE', authMethodType: 'OIDC_AUTH_METHOD_TYPE_POST' }),
+      ['authMethodType'],
+      { what: 'NATIVE with POST' },
+    );
   });
 
   test('the code flow needs at least one redirect URI', async () => {
@@ -321,12 +367,18 @@ describe('app validation (400 naming the field)', () => {
   test('unknown enum values, duplicate entries, bad names and too many URIs are refused', async () => {
     const cb = { redirectUris: [WEB_CB] };
     assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_TOKEN'] }), ['responseTypes[0]'], { what: 'unknown response type' });
-    assertInvalid(await create({ ...cb, grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_PASSWORD'] }), ['grantTypes[1]'], { what: 'unknown grant type' });
+    assertInvalid(await create({ ...cb, grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_PASSWORD'] }), ['grantTypes[1]'], {
+      what: 'unknown grant type',
+    });
     assertInvalid(await create({ ...cb, appType: 'OIDC_APP_TYPE_DESKTOP' }), ['appType'], { what: 'unknown app type' });
     assertInvalid(await create({ ...cb, authMethodType: 'OIDC_AUTH_METHOD_TYPE_TLS' }), ['authMethodType'], { what: 'unknown auth method' });
     assertInvalid(await create({ ...cb, accessTokenType: 'OIDC_TOKEN_TYPE_MAC' }), ['accessTokenType'], { what: 'unknown token type' });
-    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_CODE', 'OIDC_RESPONSE_TYPE_CODE'] }), ['responseTypes'], { what: 'duplicate response type' });
-    assertInvalid(await create({ ...cb, grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_AUTHORIZATION_CODE'] }), ['grantTypes'], { what: 'duplicate grant type' });
+    assertInvalid(await create({ ...cb, responseTypes: ['OIDC_RESPONSE_TYPE_CODE', 'OIDC_RESPONSE_TYPE_CODE'] }), ['responseTypes'], {
+      what: 'duplicate response type',
+    });
+    assertInvalid(await create({ ...cb, grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_AUTHORIZATION_CODE'] }), ['grantTypes'], {
+      what: 'duplicate grant type',
+    });
     assertInvalid(await create({ ...cb, responseTypes: [] }), ['responseTypes'], { what: 'no response types' });
     assertInvalid(await create({ ...cb, name: '' }), ['name'], { what: 'empty name' });
     assertInvalid(await create({ ...cb, name: 'n'.repeat(201) }), ['name'], { what: '201-character name' });
@@ -365,13 +417,21 @@ describe('permissions', () => {
     otherOrgId = setup.json.orgId;
     managerToken = await insertPat(server, setup.json.userId);
     otherProjectId = await newProject('Second project', { 'x-service-orgid': otherOrgId });
-    const app = await api('POST', appsPath(otherProjectId), { body: { name: 'Second app', redirectUris: [WEB_CB] }, headers: { 'x-service-orgid': otherOrgId } });
+    const app = await api('POST', appsPath(otherProjectId), {
+      body: { name: 'Second app', redirectUris: [WEB_CB] },
+      headers: { 'x-service-orgid': otherOrgId },
+    });
     assert.equal(app.status, 200, app.text);
     otherAppId = app.json.appId;
   });
 
   test('no token is 401', async () => {
-    for (const [method, path] of [['POST', PROJECTS], ['GET', `${PROJECTS}/${otherProjectId}`], ['POST', appsPath(otherProjectId)], ['DELETE', appsPath(otherProjectId, otherAppId)]] as const) {
+    for (const [method, path] of [
+      ['POST', PROJECTS],
+      ['GET', `${PROJECTS}/${otherProjectId}`],
+      ['POST', appsPath(otherProjectId)],
+      ['DELETE', appsPath(otherProjectId, otherAppId)],
+    ] as const) {
       const res = await api(method, path, { token: null, ...(method === 'POST' ? { body: { name: 'x' } } : {}) });
       assert.equal(res.status, 401, `${method} ${path}: ${res.text}`);
       assert.equal(res.json.code, 16);
@@ -441,7 +501,13 @@ describe('apps as clients of the OIDC engine', () => {
   before(async () => {
     projectId = await newProject('Engine');
   });
-  const codeParams = (clientId: string, redirectUri: string) => ({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', state: 'x' });
+  const codeParams = (clientId: string, redirectUri: string) => ({
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    response_type: 'code',
+    scope: 'openid',
+    state: 'x',
+  });
 
   function assertRefusedWithoutRedirect(res: ApiResponse, what: string): void {
     assert.equal(res.status, 400, `${what}: ${res.status} ${res.text.slice(0, 300)}`);
@@ -481,12 +547,23 @@ describe('apps as clients of the OIDC engine', () => {
       devMode: true,
     });
     assert.equal(app.clientSecret, undefined);
-    const res = await authorize(server.url, { client_id: app.clientId, redirect_uri: 'http://localhost:3000/cb', response_type: 'id_token token', scope: 'openid', state: 'x', nonce: 'n-1' });
+    const res = await authorize(server.url, {
+      client_id: app.clientId,
+      redirect_uri: 'http://localhost:3000/cb',
+      response_type: 'id_token token',
+      scope: 'openid',
+      state: 'x',
+      nonce: 'n-1',
+    });
     assert.ok(wentToLogin(res, server.url), `expected the login page: ${res.status} ${res.headers.get('location')} ${res.text.slice(0, 300)}`);
   });
 
   test('a public code app must use PKCE (S256)', async () => {
-    const app = await newApp(projectId, { redirectUris: ['com.example.app:/cb'], appType: 'OIDC_APP_TYPE_NATIVE', authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE' });
+    const app = await newApp(projectId, {
+      redirectUris: ['com.example.app:/cb'],
+      appType: 'OIDC_APP_TYPE_NATIVE',
+      authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
+    });
     const plain = await authorize(server.url, codeParams(app.clientId, 'com.example.app:/cb'));
     assert.ok(plain.status >= 300 && plain.status < 400, `an error redirect: ${plain.status} ${plain.text.slice(0, 200)}`);
     const location = new URL(plain.headers.get('location')!);
@@ -533,11 +610,19 @@ describe('client authentication at the token endpoint', () => {
     const token = `${server.url}/oauth/v2/token`;
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     const attempts: RequestInit[] = [
-      { method: 'POST', headers: { ...form, authorization: `Basic ${Buffer.from(`${app.clientId}:`).toString('base64')}` }, body: 'grant_type=refresh_token&refresh_token=x' },
+      {
+        method: 'POST',
+        headers: { ...form, authorization: `Basic ${Buffer.from(`${app.clientId}:`).toString('base64')}` },
+        body: 'grant_type=refresh_token&refresh_token=x',
+      },
       { method: 'POST', headers: { ...form, authorization: 'Basic !!!' }, body: 'grant_type=refresh_token&refresh_token=x' },
       { method: 'POST', headers: form, body: `grant_type=refresh_token&refresh_token=x&client_id=${app.clientId}&client_secret=${'a'.repeat(5000)}` },
       { method: 'POST', headers: form, body: `grant_type=refresh_token&refresh_token=x&client_id=${'9'.repeat(300)}&client_secret=x` },
-      { method: 'POST', headers: form, body: `grant_type=refresh_token&refresh_token=x&client_id=${app.clientId}&client_assertion_type=urn:ietf:params:oauth:client-assertion-type:jwt-bearer&client_assertion=a.b.c` },
+      {
+        method: 'POST',
+        headers: form,
+        body: `grant_type=refresh_token&refresh_token=x&client_id=${app.clientId}&client_assertion_type=urn:ietf:params:oauth:client-assertion-type:jwt-bearer&client_assertion=a.b.c`,
+      },
     ];
     for (const init of attempts) {
       const res = await request(token, init);
@@ -584,8 +669,12 @@ describe('app keys and private_key_jwt', () => {
   test('keys are only for PRIVATE_KEY_JWT apps, and must not expire in the past', async () => {
     const basic = await newApp(projectId, { redirectUris: [WEB_CB] });
     assertInvalid(await api('POST', keysPath(basic.appId), { body: { type: 'KEY_TYPE_JSON' } }), ['authMethodType'], { what: 'key for a BASIC app' });
-    assertInvalid(await api('POST', keysPath(app.appId), { body: { type: 'KEY_TYPE_JSON', expirationDate: '2001-01-01T00:00:00Z' } }), ['expirationDate'], { what: 'past expiration' });
-    assertInvalid(await api('POST', keysPath(app.appId), { body: { type: 'KEY_TYPE_JSON', expirationDate: 'tomorrow' } }), ['expirationDate'], { what: 'not a date' });
+    assertInvalid(await api('POST', keysPath(app.appId), { body: { type: 'KEY_TYPE_JSON', expirationDate: '2001-01-01T00:00:00Z' } }), ['expirationDate'], {
+      what: 'past expiration',
+    });
+    assertInvalid(await api('POST', keysPath(app.appId), { body: { type: 'KEY_TYPE_JSON', expirationDate: 'tomorrow' } }), ['expirationDate'], {
+      what: 'not a date',
+    });
     assertInvalid(await api('POST', keysPath(app.appId), { body: { type: 'KEY_TYPE_PEM' } }), ['type'], { what: 'unknown key type' });
     assertInvalid(await api('POST', keysPath(app.appId), { body: {} }), ['type'], { what: 'missing type' });
     const future = await api('POST', keysPath(app.appId), { body: { type: 'KEY_TYPE_JSON', expirationDate: '2099-01-01T00:00:00Z' } });
@@ -639,7 +728,9 @@ describe('concurrent writes to one app', () => {
   });
 
   async function appEvents(appId: string): Promise<string[]> {
-    const { rows } = await server.running.db.query<{ event_type: string }>("SELECT event_type FROM events WHERE payload->>'appId' = $1 ORDER BY position", [appId]);
+    const { rows } = await server.running.db.query<{ event_type: string }>("SELECT event_type FROM events WHERE payload->>'appId' = $1 ORDER BY position", [
+      appId,
+    ]);
     return rows.map((row) => row.event_type);
   }
 
@@ -664,7 +755,11 @@ describe('concurrent writes to one app', () => {
       ]);
       for (const res of results) assert.equal(res.status, 200, res.text);
       const { app: got } = (await api('GET', appsPath(projectId, app.appId))).json;
-      assert.deepEqual({ name: got.name, idTokenRoleAssertion: got.idTokenRoleAssertion }, { name: `renamed ${i}`, idTokenRoleAssertion: true }, `round ${i}: one change was lost`);
+      assert.deepEqual(
+        { name: got.name, idTokenRoleAssertion: got.idTokenRoleAssertion },
+        { name: `renamed ${i}`, idTokenRoleAssertion: true },
+        `round ${i}: one change was lost`,
+      );
     }
   });
 
@@ -680,7 +775,10 @@ describe('concurrent writes to one app', () => {
   test('a PUT racing a DELETE never records a change after the removal', async () => {
     for (let i = 0; i < 5; i++) {
       const app = await newApp(projectId, { redirectUris: [WEB_CB] });
-      const [removed, changed] = await Promise.all([api('DELETE', appsPath(projectId, app.appId)), api('PUT', appsPath(projectId, app.appId), { body: { name: 'late' } })]);
+      const [removed, changed] = await Promise.all([
+        api('DELETE', appsPath(projectId, app.appId)),
+        api('PUT', appsPath(projectId, app.appId), { body: { name: 'late' } }),
+      ]);
       assert.equal(removed.status, 200, removed.text);
       assert.ok(changed.status === 200 || changed.status === 404, changed.text);
       const events = await appEvents(app.appId);

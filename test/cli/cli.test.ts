@@ -24,7 +24,11 @@ interface Result {
 /** Runs the CLI asynchronously (the server lives in this event loop) with only PATH and HOME inherited. */
 function runCli(args: string[], env: Record<string, string> = {}): Promise<Result> {
   return new Promise((resolve, reject) => {
-    const child = spawn(NODE, [CLI, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? tmpdir(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(NODE, [CLI, ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? tmpdir(), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -86,7 +90,21 @@ describe('portcullis CLI against a real server', () => {
   test('setup-org prints the created ids; the user exists', async () => {
     const passwordFile = join(work, 'password');
     writeFileSync(passwordFile, 'S3cure-Passw0rd!\n', { mode: 0o600 });
-    const r = await cli('setup-org', '--name', 'ACME CLI', '--user', 'alice', '--first-name', 'Alice', '--last-name', 'Doe', '--email', 'alice@acme.example.com', '--password-file', passwordFile);
+    const r = await cli(
+      'setup-org',
+      '--name',
+      'ACME CLI',
+      '--user',
+      'alice',
+      '--first-name',
+      'Alice',
+      '--last-name',
+      'Doe',
+      '--email',
+      'alice@acme.example.com',
+      '--password-file',
+      passwordFile,
+    );
     assert.equal(r.code, 0, r.stderr);
     const match = /^Created org ACME CLI \(orgId (\S+)\), user alice \(userId (\S+)\)\n$/.exec(r.stdout);
     assert.ok(match, r.stdout);
@@ -98,7 +116,24 @@ describe('portcullis CLI against a real server', () => {
   });
 
   test('setup-org --json prints the raw response', async () => {
-    const r = await cli('setup-org', '--json', '--name', 'Beta CLI', '--domain', 'beta.example.com', '--user', 'bob', '--first-name', 'Bob', '--last-name', 'Roe', '--email', 'bob@beta.example.com', '--role', 'ORG_USER_MANAGER');
+    const r = await cli(
+      'setup-org',
+      '--json',
+      '--name',
+      'Beta CLI',
+      '--domain',
+      'beta.example.com',
+      '--user',
+      'bob',
+      '--first-name',
+      'Bob',
+      '--last-name',
+      'Roe',
+      '--email',
+      'bob@beta.example.com',
+      '--role',
+      'ORG_USER_MANAGER',
+    );
     assert.equal(r.code, 0, r.stderr);
     const body = JSON.parse(r.stdout);
     assert.match(body.orgId, /^\S+$/);
@@ -112,17 +147,53 @@ describe('portcullis CLI against a real server', () => {
     assert.equal(r.stdout, '');
     const lines = r.stderr.trimEnd().split('\n');
     assert.match(lines[0]!, /^error: \S/);
-    assert.ok(lines.some((l) => /^ {2}human\.email\.email: \S/.test(l)), r.stderr);
-    assert.ok(lines.some((l) => /^ {2}human\.profile\.lastName: \S/.test(l)), r.stderr);
+    assert.ok(
+      lines.some((l) => /^ {2}human\.email\.email: \S/.test(l)),
+      r.stderr,
+    );
+    assert.ok(
+      lines.some((l) => /^ {2}human\.profile\.lastName: \S/.test(l)),
+      r.stderr,
+    );
   });
 
   test('setup-org sends the --password-file password (a short one is refused by the policy)', async () => {
     const passwordFile = join(work, 'short.password');
     writeFileSync(passwordFile, 'short\n');
-    const r = await cli('setup-org', '--name', 'Gamma', '--user', 'dave', '--first-name', 'Dave', '--last-name', 'Poe', '--email', 'dave@gamma.example.com', '--password-file', passwordFile);
+    const r = await cli(
+      'setup-org',
+      '--name',
+      'Gamma',
+      '--user',
+      'dave',
+      '--first-name',
+      'Dave',
+      '--last-name',
+      'Poe',
+      '--email',
+      'dave@gamma.example.com',
+      '--password-file',
+      passwordFile,
+    );
     assert.equal(r.code, 1);
     assert.match(r.stderr, /^ {2}human\.password: \S/m);
-    const both = await cli('setup-org', '--name', 'Gamma', '--user', 'dave', '--first-name', 'Dave', '--last-name', 'Poe', '--email', 'dave@gamma.example.com', '--password-file', passwordFile, '--password', 'S3cure-Passw0rd!');
+    const both = await cli(
+      'setup-org',
+      '--name',
+      'Gamma',
+      '--user',
+      'dave',
+      '--first-name',
+      'Dave',
+      '--last-name',
+      'Poe',
+      '--email',
+      'dave@gamma.example.com',
+      '--password-file',
+      passwordFile,
+      '--password',
+      'S3cure-Passw0rd!',
+    );
     assert.equal(both.code, 2);
     assert.match(both.stderr, /^error: give --password or --password-file, not both\nusage: portcullis setup-org /);
   });
@@ -140,10 +211,33 @@ describe('portcullis CLI against a real server', () => {
 
   test('add-app maps the friendly names onto the API enums', async () => {
     const r = await cli(
-      'add-app', '--org', orgId, '--project', projectId, '--name', 'web', '--json',
-      '--redirect-uri', 'https://shop.example.com/cb', '--redirect-uri', 'https://shop.example.com/cb2', '--post-logout-uri', 'https://shop.example.com/',
-      '--type', 'web', '--auth', 'post', '--response-type', 'code', '--grant', 'authorization_code', '--grant', 'refresh_token',
-      '--access-token', 'jwt', '--id-token-userinfo',
+      'add-app',
+      '--org',
+      orgId,
+      '--project',
+      projectId,
+      '--name',
+      'web',
+      '--json',
+      '--redirect-uri',
+      'https://shop.example.com/cb',
+      '--redirect-uri',
+      'https://shop.example.com/cb2',
+      '--post-logout-uri',
+      'https://shop.example.com/',
+      '--type',
+      'web',
+      '--auth',
+      'post',
+      '--response-type',
+      'code',
+      '--grant',
+      'authorization_code',
+      '--grant',
+      'refresh_token',
+      '--access-token',
+      'jwt',
+      '--id-token-userinfo',
     );
     assert.equal(r.code, 0, r.stderr);
     const created = JSON.parse(r.stdout);
@@ -162,7 +256,22 @@ describe('portcullis CLI against a real server', () => {
   });
 
   test('add-app without a secret (user-agent, none, dev mode) in human form; the secret is labelled when there is one', async () => {
-    const spa = await cli('add-app', '--org', orgId, '--project', projectId, '--name', 'spa', '--type', 'user-agent', '--auth', 'none', '--dev-mode', '--redirect-uri', 'http://localhost:3000/cb');
+    const spa = await cli(
+      'add-app',
+      '--org',
+      orgId,
+      '--project',
+      projectId,
+      '--name',
+      'spa',
+      '--type',
+      'user-agent',
+      '--auth',
+      'none',
+      '--dev-mode',
+      '--redirect-uri',
+      'http://localhost:3000/cb',
+    );
     assert.equal(spa.code, 0, spa.stderr);
     const match = /^Created app spa \(appId (\S+)\), clientId (\S+)\n$/.exec(spa.stdout);
     assert.ok(match, spa.stdout);
@@ -179,17 +288,54 @@ describe('portcullis CLI against a real server', () => {
   test('add-app --iam-api-access: for apps of the first org; in another org the server refuses it, naming the field', async () => {
     const firstOrgProject = /projectId (\d+)/.exec((await cli('add-project', '--name', 'Console-like')).stdout)?.[1];
     assert.ok(firstOrgProject);
-    const ok = await cli('add-app', '--project', firstOrgProject, '--name', 'console', '--redirect-uri', 'https://console.example.com/cb', '--iam-api-access', '--json');
+    const ok = await cli(
+      'add-app',
+      '--project',
+      firstOrgProject,
+      '--name',
+      'console',
+      '--redirect-uri',
+      'https://console.example.com/cb',
+      '--iam-api-access',
+      '--json',
+    );
     assert.equal(ok.code, 0, ok.stderr);
     const app = await api(`/management/v1/projects/${firstOrgProject}/apps/${JSON.parse(ok.stdout).appId}`, server.pat, '');
     assert.equal(app.body.app.iamApiAccess, true);
-    const refused = await cli('add-app', '--org', orgId, '--project', projectId, '--name', 'outside', '--redirect-uri', 'https://x.example.com/cb', '--iam-api-access');
+    const refused = await cli(
+      'add-app',
+      '--org',
+      orgId,
+      '--project',
+      projectId,
+      '--name',
+      'outside',
+      '--redirect-uri',
+      'https://x.example.com/cb',
+      '--iam-api-access',
+    );
     assert.notEqual(refused.code, 0);
     assert.match(refused.stderr, /iamApiAccess/);
   });
 
-  test('add-app --require-par --dpop --backchannel-logout-uri --backchannel-logout-session: the extensions\' app fields', async () => {
-    const created = await cli('add-app', '--org', orgId, '--project', projectId, '--name', 'pushed', '--redirect-uri', 'https://shop.example.com/cb', '--require-par', '--dpop', '--backchannel-logout-uri', 'https://shop.example.com/logout', '--backchannel-logout-session', '--json');
+  test("add-app --require-par --dpop --backchannel-logout-uri --backchannel-logout-session: the extensions' app fields", async () => {
+    const created = await cli(
+      'add-app',
+      '--org',
+      orgId,
+      '--project',
+      projectId,
+      '--name',
+      'pushed',
+      '--redirect-uri',
+      'https://shop.example.com/cb',
+      '--require-par',
+      '--dpop',
+      '--backchannel-logout-uri',
+      'https://shop.example.com/logout',
+      '--backchannel-logout-session',
+      '--json',
+    );
     assert.equal(created.code, 0, created.stderr);
     const { body } = await api(`/management/v1/projects/${projectId}/apps/${JSON.parse(created.stdout).appId}`);
     assert.equal(body.app.requirePushedAuthorizationRequests, true);
@@ -293,7 +439,10 @@ describe('portcullis CLI against a real server', () => {
   test('lockout policy: show, set (org and instance), reset; bad numbers are usage errors', async () => {
     const shown = await cli('lockout-policy');
     assert.equal(shown.code, 0, shown.stderr);
-    assert.equal(shown.stdout, 'Lockout policy of the org (the instance default)\nmaxPasswordAttempts: 10\nmaxOtpAttempts: 10\nlockoutDurationSeconds: 900 (locked 900 s)\n');
+    assert.equal(
+      shown.stdout,
+      'Lockout policy of the org (the instance default)\nmaxPasswordAttempts: 10\nmaxOtpAttempts: 10\nlockoutDurationSeconds: 900 (locked 900 s)\n',
+    );
     const set = await cli('set-lockout-policy', '--max-password-attempts', '2', '--lockout-seconds', '0');
     assert.equal(set.code, 0, set.stderr);
     assert.equal(set.stdout, 'Set the lockout policy of the org.\n');
@@ -302,7 +451,10 @@ describe('portcullis CLI against a real server', () => {
     assert.equal(JSON.parse(own.stdout).policy.maxPasswordAttempts, 2);
     const instance = await cli('set-lockout-policy', '--instance', '--max-otp-attempts', '0');
     assert.equal(instance.code, 0, instance.stderr);
-    assert.match((await cli('lockout-policy', '--instance')).stdout, /^Instance default lockout policy\nmaxPasswordAttempts: 10\nmaxOtpAttempts: 0 \(no lockout\)/);
+    assert.match(
+      (await cli('lockout-policy', '--instance')).stdout,
+      /^Instance default lockout policy\nmaxPasswordAttempts: 10\nmaxOtpAttempts: 0 \(no lockout\)/,
+    );
     const reset = await cli('reset-lockout-policy');
     assert.equal(reset.code, 0, reset.stderr);
     assert.match((await cli('lockout-policy')).stdout, /the instance default\)\nmaxPasswordAttempts: 10\nmaxOtpAttempts: 0/);
@@ -354,7 +506,9 @@ describe('portcullis CLI against a real server', () => {
     assert.match(again.stderr, /no authenticator app/);
     assert.equal((await cli('remove-otp')).code, 2, 'no user given');
 
-    await server.running.db.query("INSERT INTO user_passkeys (id, user_id, credential_id, public_key, name) VALUES ('pk1', $1, 'cred-1', '\\x00', 'Laptop')", [userId]);
+    await server.running.db.query("INSERT INTO user_passkeys (id, user_id, credential_id, public_key, name) VALUES ('pk1', $1, 'cred-1', '\\x00', 'Laptop')", [
+      userId,
+    ]);
     assert.equal((await cli('auth-factors', '--user', userId)).stdout, 'passkey pk1 (Laptop)\tAUTH_FACTOR_STATE_READY\n');
     const gone = await cli('remove-passkey', '--user', userId, '--passkey', 'pk1');
     assert.equal(gone.code, 0, gone.stderr);
@@ -393,7 +547,14 @@ describe('portcullis rotate-keys against a fake server', () => {
       let body = '';
       req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
       req.on('end', () => {
-        seen.push({ method: req.method, url: req.url, authorization: req.headers.authorization, org: req.headers['x-service-orgid'] as string | undefined, contentType: req.headers['content-type'], body });
+        seen.push({
+          method: req.method,
+          url: req.url,
+          authorization: req.headers.authorization,
+          org: req.headers['x-service-orgid'] as string | undefined,
+          contentType: req.headers['content-type'],
+          body,
+        });
         res.writeHead(answer.status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(answer.body));
       });
@@ -406,14 +567,26 @@ describe('portcullis rotate-keys against a fake server', () => {
   after(() => new Promise<void>((resolve) => fake.close(() => resolve())));
 
   test('sends POST /admin/v1/signing_keys/_rotate {} with the PAT and prints the JSON', async () => {
-    const response = { details: { sequence: '42', creationDate: '2030-01-01T00:00:00.000Z', changeDate: '2030-01-01T00:00:00.000Z', resourceOwner: '1' }, keyId: 'k2' };
+    const response = {
+      details: { sequence: '42', creationDate: '2030-01-01T00:00:00.000Z', changeDate: '2030-01-01T00:00:00.000Z', resourceOwner: '1' },
+      keyId: 'k2',
+    };
     answer = { status: 200, body: response };
     seen.length = 0;
     const r = await runCli(['rotate-keys', '--json'], { PORTCULLIS_URL: `${url}/`, PORTCULLIS_PAT: 'fake-pat-123' });
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(JSON.parse(r.stdout), response);
     assert.ok(!r.stdout.includes('fake-pat-123') && !r.stderr.includes('fake-pat-123'));
-    assert.deepEqual(seen, [{ method: 'POST', url: '/admin/v1/signing_keys/_rotate', authorization: 'Bearer fake-pat-123', org: undefined, contentType: 'application/json', body: '{}' }]);
+    assert.deepEqual(seen, [
+      {
+        method: 'POST',
+        url: '/admin/v1/signing_keys/_rotate',
+        authorization: 'Bearer fake-pat-123',
+        org: undefined,
+        contentType: 'application/json',
+        body: '{}',
+      },
+    ]);
 
     const human = await runCli(['rotate-keys', '--url', url, '--pat', 'fake-pat-123', '--org', 'o1']);
     assert.equal(human.code, 0, human.stderr);
@@ -422,7 +595,14 @@ describe('portcullis rotate-keys against a fake server', () => {
   });
 
   test('an error answer prints error: <message>, exit 1', async () => {
-    answer = { status: 403, body: { code: 7, message: 'permission denied: needs IAM_OWNER', details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'PERMISSION_DENIED' }] } };
+    answer = {
+      status: 403,
+      body: {
+        code: 7,
+        message: 'permission denied: needs IAM_OWNER',
+        details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'PERMISSION_DENIED' }],
+      },
+    };
     const r = await runCli(['rotate-keys', '--url', url, '--pat', 'fake-pat-123']);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');

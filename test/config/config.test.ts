@@ -50,7 +50,19 @@ describe('configuration defaults', () => {
   });
 
   it('treats an empty variable as unset', () => {
-    const config = loadConfig({ PORT: '', HOST: '', ISSUER: '', DATA_DIR: '', DATABASE_URL: '', REDIS_URL: '', MASTER_KEY: '', LOG_LEVEL: '', TRUST_PROXY: '', ACCESS_TOKEN_LIFETIME: '', CONFIG_FILE: '' });
+    const config = loadConfig({
+      PORT: '',
+      HOST: '',
+      ISSUER: '',
+      DATA_DIR: '',
+      DATABASE_URL: '',
+      REDIS_URL: '',
+      MASTER_KEY: '',
+      LOG_LEVEL: '',
+      TRUST_PROXY: '',
+      ACCESS_TOKEN_LIFETIME: '',
+      CONFIG_FILE: '',
+    });
     assert.equal(config.port, 8080);
     assert.equal(config.host, '0.0.0.0');
     assert.equal(config.issuer, 'http://localhost:8080');
@@ -160,7 +172,12 @@ describe('invalid settings stop with a message naming the setting', () => {
   });
 
   it('never shows the DATABASE_URL password in the error of an invalid DATABASE_URL', () => {
-    for (const url of ['postgres://admin:S3cretPw@/iam', 'mysql://admin:S3cretPw@db/iam', 'postgres://admin:S3cretPw@db:99999/iam', 'postgresql://admin:S3cretPw@[::1/iam']) {
+    for (const url of [
+      'postgres://admin:S3cretPw@/iam',
+      'mysql://admin:S3cretPw@db/iam',
+      'postgres://admin:S3cretPw@db:99999/iam',
+      'postgresql://admin:S3cretPw@[::1/iam',
+    ]) {
       const message = refused({ DATABASE_URL: url }, 'DATABASE_URL');
       assert.ok(!message.includes('S3cretPw'), `password leaked in: ${message}`);
     }

@@ -14,7 +14,10 @@ function violationsOf(check: (body: unknown) => unknown, body: unknown): Array<{
   assert.fail('expected the body to be rejected');
 }
 
-const fields = (check: (body: unknown) => unknown, body: unknown) => violationsOf(check, body).map((v) => v.field).sort();
+const fields = (check: (body: unknown) => unknown, body: unknown) =>
+  violationsOf(check, body)
+    .map((v) => v.field)
+    .sort();
 
 describe('request validation: field paths of violations', () => {
   const checkSetup = validator(setupOrgSchema);

@@ -5,7 +5,14 @@ import { base32Decode, base32Encode, matchTotp, newRecoveryCodes, normaliseRecov
 const RFC_SECRET = Buffer.from('12345678901234567890');
 
 test('codes are those of RFC 6238 appendix B (SHA-1), to six digits', () => {
-  const vectors: Array<[number, string]> = [[59, '287082'], [1111111109, '081804'], [1111111111, '050471'], [1234567890, '005924'], [2000000000, '279037'], [20000000000, '353130']];
+  const vectors: Array<[number, string]> = [
+    [59, '287082'],
+    [1111111109, '081804'],
+    [1111111111, '050471'],
+    [1234567890, '005924'],
+    [2000000000, '279037'],
+    [20000000000, '353130'],
+  ];
   for (const [seconds, code] of vectors) assert.equal(totpCode(RFC_SECRET, totpStep(seconds * 1000)), code, `T=${seconds}`);
 });
 
@@ -26,7 +33,8 @@ test('after a step was accepted, its code and earlier ones are refused', () => {
 
 test('anything but six digits is no code', () => {
   const now = 59_000;
-  for (const code of ['', '28708', '2870822', '28708a', ' 287082', '２８７０８２']) assert.equal(matchTotp(RFC_SECRET, code, now, null), undefined, JSON.stringify(code));
+  for (const code of ['', '28708', '2870822', '28708a', ' 287082', '２８７０８２'])
+    assert.equal(matchTotp(RFC_SECRET, code, now, null), undefined, JSON.stringify(code));
 });
 
 test('base32 (RFC 4648) round-trips and matches its test vector; the otpauth URI carries the key', () => {

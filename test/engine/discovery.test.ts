@@ -96,7 +96,12 @@ describe('discovery, keys and operational endpoints', () => {
   });
 
   it('advertises the four token endpoint authentication methods of docs/oidc.md', () => {
-    assert.deepEqual([...(metadata.token_endpoint_auth_methods_supported as string[])].sort(), ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
+    assert.deepEqual([...(metadata.token_endpoint_auth_methods_supported as string[])].sort(), [
+      'client_secret_basic',
+      'client_secret_post',
+      'none',
+      'private_key_jwt',
+    ]);
   });
 
   it('advertises only client_secret_basic and private_key_jwt for introspection', () => {
@@ -104,7 +109,12 @@ describe('discovery, keys and operational endpoints', () => {
   });
 
   it('advertises the four authentication methods for revocation', () => {
-    assert.deepEqual([...(metadata.revocation_endpoint_auth_methods_supported as string[])].sort(), ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
+    assert.deepEqual([...(metadata.revocation_endpoint_auth_methods_supported as string[])].sort(), [
+      'client_secret_basic',
+      'client_secret_post',
+      'none',
+      'private_key_jwt',
+    ]);
   });
 
   it('advertises public subjects only and RS256 ID tokens', () => {
@@ -138,7 +148,11 @@ describe('discovery, keys and operational endpoints', () => {
     }
     const { rows } = await server.running.db.query<{ kid: string }>('SELECT kid FROM signing_keys WHERE retires_at IS NULL');
     assert.ok(rows.length >= 1);
-    for (const row of rows) assert.ok(keys.some((k) => k.kid === row.kid), `stored key ${row.kid} is published`);
+    for (const row of rows)
+      assert.ok(
+        keys.some((k) => k.kid === row.kid),
+        `stored key ${row.kid} is published`,
+      );
   });
 
   it('answers /healthz with 200', async () => {
@@ -197,10 +211,7 @@ describe('discovery, keys and operational endpoints', () => {
   });
 
   it('never reflects a line break smuggled into X-Request-Id as a response header', async () => {
-    const response = await rawRequest(
-      server.url,
-      'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: abc\nInjected: yes\r\nConnection: close\r\n\r\n',
-    );
+    const response = await rawRequest(server.url, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: abc\nInjected: yes\r\nConnection: close\r\n\r\n');
     const head = response.split('\r\n\r\n')[0]!;
     assert.match(head, /^HTTP\/1\.1 [24]\d\d /);
     assert.doesNotMatch(head, /^injected:/im);
@@ -234,7 +245,11 @@ describe('discovery, keys and operational endpoints', () => {
   });
 
   it('answers a NUL in a form field, percent-encoded or as a raw byte, with 400 invalid_request', async () => {
-    const bodies = ['grant_type=client_credentials&scope=openid%00', 'token=abc%00def', new Uint8Array([...Buffer.from('token=abc'), 0, ...Buffer.from('def')])];
+    const bodies = [
+      'grant_type=client_credentials&scope=openid%00',
+      'token=abc%00def',
+      new Uint8Array([...Buffer.from('token=abc'), 0, ...Buffer.from('def')]),
+    ];
     for (const path of ['/oauth/v2/token', '/oauth/v2/introspect', '/oauth/v2/revoke']) {
       for (const body of bodies) {
         const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });

@@ -15,7 +15,10 @@ async function signingJwk() {
 }
 
 const bareEngine = async () =>
-  new Provider('http://127.0.0.1:1', { jwks: { keys: [(await signingJwk()) as never] }, features: { devInteractions: { enabled: false }, clientCredentials: { enabled: true } } });
+  new Provider('http://127.0.0.1:1', {
+    jwks: { keys: [(await signingJwk()) as never] },
+    features: { devInteractions: { enabled: false }, clientCredentials: { enabled: true } },
+  });
 
 describe('engine overrides', () => {
   test('every member the overrides replace exists on a bare engine, as a function', async () => {
@@ -27,7 +30,12 @@ describe('engine overrides', () => {
   test('applying them replaces each of those members', async () => {
     const engine = await bareEngine();
     const before = new Map(PATCHED_MEMBERS.map((path) => [path, patchedMember(engine, path)]));
-    overrideEngine(engine, { secretKey: Buffer.alloc(32), jwt: jwtAccessTokens('http://127.0.0.1:1', [await signingJwk()]), db: { query: async () => ({ rows: [], rowCount: 0 }) } as never, logouts: { send() {} } });
+    overrideEngine(engine, {
+      secretKey: Buffer.alloc(32),
+      jwt: jwtAccessTokens('http://127.0.0.1:1', [await signingJwk()]),
+      db: { query: async () => ({ rows: [], rowCount: 0 }) } as never,
+      logouts: { send() {} },
+    });
     const unchanged = PATCHED_MEMBERS.filter((path) => patchedMember(engine, path) === before.get(path));
     assert.deepEqual(unchanged, []);
   });
@@ -36,6 +44,9 @@ describe('engine overrides', () => {
     const engine = await bareEngine();
     (engine.Client.prototype as unknown as Record<string, unknown>).compareClientSecret = undefined;
     const jwt = jwtAccessTokens('http://127.0.0.1:1', [await signingJwk()]);
-    assert.throws(() => overrideEngine(engine, { secretKey: Buffer.alloc(32), jwt, db: {} as never, logouts: { send() {} } }), /Client\.prototype\.compareClientSecret/);
+    assert.throws(
+      () => overrideEngine(engine, { secretKey: Buffer.alloc(32), jwt, db: {} as never, logouts: { send() {} } }),
+      /Client\.prototype\.compareClientSecret/,
+    );
   });
 });

@@ -33,11 +33,22 @@ describe('wrong device user codes are throttled per client address', () => {
   async function openCodePage(): Promise<CodeForm> {
     const res = await fetch(`${server.url}/ui/login/device`);
     assert.equal(res.status, 200);
-    return formOn(await res.text(), res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; '));
+    return formOn(
+      await res.text(),
+      res.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; '),
+    );
   }
 
   const submit = (form: CodeForm, code: string) =>
-    fetch(form.action, { method: 'POST', redirect: 'manual', headers: { cookie: form.cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ xsrf: form.xsrf, user_code: code }) });
+    fetch(form.action, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: form.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ xsrf: form.xsrf, user_code: code }),
+    });
 
   test('four wrong codes (more than the limit of 3) get the form back with a message; the next attempt, even another code, is 429 with Retry-After', async () => {
     let form = await openCodePage();
@@ -53,7 +64,11 @@ describe('wrong device user codes are throttled per client address', () => {
     assert.ok(Number(blocked.headers.get('retry-after')) >= 1);
     assert.match(await blocked.text(), /Too many failed sign-in attempts/);
     // Other surfaces see the same block: the address is blocked, not the page.
-    const token = await fetch(`${server.url}/oauth/v2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&scope=openid&client_id=x&client_secret=y' });
+    const token = await fetch(`${server.url}/oauth/v2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials&scope=openid&client_id=x&client_secret=y',
+    });
     assert.equal(token.status, 429);
   });
 });

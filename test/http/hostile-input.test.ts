@@ -50,7 +50,15 @@ before(async () => {
     const secret = await world.machineSecret(machine.userId);
     const key = await world.machineKey(machine.userId);
     const victim = await world.createMachine('fuzz-victim');
-    const human = await ok(world.api('POST', '/management/v1/users/human', { userName: 'fuzzy', profile: { firstName: 'Fu', lastName: 'Zzy' }, email: { email: 'fuzzy@example.test' }, password: 'Fuzzy-Passw0rd' }), 'human');
+    const human = await ok(
+      world.api('POST', '/management/v1/users/human', {
+        userName: 'fuzzy',
+        profile: { firstName: 'Fu', lastName: 'Zzy' },
+        email: { email: 'fuzzy@example.test' },
+        password: 'Fuzzy-Passw0rd',
+      }),
+      'human',
+    );
     const projectId = await world.createProject('fuzz');
     const app = await world.createApp(projectId, {
       redirectUris: ['http://localhost:1/cb'],
@@ -66,10 +74,15 @@ before(async () => {
       body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'openid urn:service:iam:api' }),
     });
     assert.equal(token.status, 200, token.text);
-    const authorize = await request(`${world.server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: 'http://localhost:1/cb', response_type: 'code', scope: 'openid profile', state: 's', nonce: 'n' })}`);
+    const authorize = await request(
+      `${world.server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: 'http://localhost:1/cb', response_type: 'code', scope: 'openid profile', state: 's', nonce: 'n' })}`,
+    );
     assert.equal(authorize.status, 303, authorize.text);
     const uid = /\/ui\/login\/([^/?]+)/.exec(authorize.headers.get('location') ?? '')![1]!;
-    const cookies = authorize.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    const cookies = authorize.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
     const page = await request(`${world.server.url}/ui/login/${uid}`, { headers: { cookie: cookies } });
     assert.equal(page.status, 200, page.text);
     const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)![1]!;
@@ -153,7 +166,9 @@ const hostileJson: fc.Arbitrary<unknown> = fc.oneof(
 
 /** Percent-encodes the UTF-8 bytes of `text` (a lone surrogate becomes U+FFFD, as a browser sends it). */
 function pct(text: string): string {
-  return [...Buffer.from(text, 'utf8')].map((b) => (/[A-Za-z0-9._~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+  return [...Buffer.from(text, 'utf8')]
+    .map((b) => (/[A-Za-z0-9._~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`))
+    .join('');
 }
 
 function nested(depth: number, open: string, close: string, leaf = '1'): string {
@@ -163,7 +178,13 @@ function nested(depth: number, open: string, close: string, leaf = '1'): string 
 // ---- valid shapes that the mutations start from
 
 function jsonTemplates(s: Scene): Record<string, unknown> {
-  const human = { userName: 'new-user', profile: { firstName: 'New', lastName: 'User', gender: 'GENDER_MALE', preferredLanguage: 'de' }, email: { email: 'new@example.test', isEmailVerified: true }, phone: { phone: '+41791234567' }, password: 'Passw0rd-long' };
+  const human = {
+    userName: 'new-user',
+    profile: { firstName: 'New', lastName: 'User', gender: 'GENDER_MALE', preferredLanguage: 'de' },
+    email: { email: 'new@example.test', isEmailVerified: true },
+    phone: { phone: '+41791234567' },
+    password: 'Passw0rd-long',
+  };
   return {
     setup: { org: { name: 'Org', domain: '' }, human, roles: ['ORG_OWNER'] },
     human,
@@ -172,7 +193,17 @@ function jsonTemplates(s: Scene): Record<string, unknown> {
     pat: { expirationDate: '2999-01-01T00:00:00Z' },
     project: { name: 'P' },
     role: { roleKey: 'reader', displayName: 'Reader' },
-    app: { name: 'A', redirectUris: ['https://rp.example/cb'], postLogoutRedirectUris: [], responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'], appType: 'OIDC_APP_TYPE_WEB', authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC', accessTokenType: 'OIDC_TOKEN_TYPE_BEARER', devMode: false },
+    app: {
+      name: 'A',
+      redirectUris: ['https://rp.example/cb'],
+      postLogoutRedirectUris: [],
+      responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+      grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
+      appType: 'OIDC_APP_TYPE_WEB',
+      authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+      accessTokenType: 'OIDC_TOKEN_TYPE_BEARER',
+      devMode: false,
+    },
     grant: { projectId: s.projectId, roleKeys: ['reader'] },
     member: { userId: s.humanId, roles: ['ORG_USER_MANAGER'] },
     features: { oidcTokenExchange: true },
@@ -220,26 +251,24 @@ function apiRoutes(s: Scene): Route[] {
 
 /** A JSON body: the template, the template with one field replaced, removed or added, or something else entirely. */
 function jsonBodyArb(template: unknown): fc.Arbitrary<Buffer> {
-  const mutated = fc
-    .tuple(fc.nat(), hostileJson, fc.constantFrom('replace', 'remove', 'add', 'wrap'))
-    .map(([pick, value, how]) => {
-      const copy = structuredClone(template) as Record<string, unknown>;
-      const paths: Array<[Record<string, unknown>, string]> = [];
-      const walk = (o: Record<string, unknown>) => {
-        for (const k of Object.keys(o)) {
-          paths.push([o, k]);
-          const v = o[k];
-          if (v && typeof v === 'object') walk(v as Record<string, unknown>);
-        }
-      };
-      if (copy && typeof copy === 'object') walk(copy);
-      const [holder, key] = paths.length ? paths[pick % paths.length]! : [copy, 'x'];
-      if (how === 'replace') holder[key] = value;
-      else if (how === 'remove') delete holder[key];
-      else if (how === 'add') holder[`extra${pick % 3}`] = value;
-      else holder[key] = [holder[key], value];
-      return Buffer.from(JSON.stringify(copy) ?? 'null');
-    });
+  const mutated = fc.tuple(fc.nat(), hostileJson, fc.constantFrom('replace', 'remove', 'add', 'wrap')).map(([pick, value, how]) => {
+    const copy = structuredClone(template) as Record<string, unknown>;
+    const paths: Array<[Record<string, unknown>, string]> = [];
+    const walk = (o: Record<string, unknown>) => {
+      for (const k of Object.keys(o)) {
+        paths.push([o, k]);
+        const v = o[k];
+        if (v && typeof v === 'object') walk(v as Record<string, unknown>);
+      }
+    };
+    if (copy && typeof copy === 'object') walk(copy);
+    const [holder, key] = paths.length ? paths[pick % paths.length]! : [copy, 'x'];
+    if (how === 'replace') holder[key] = value;
+    else if (how === 'remove') delete holder[key];
+    else if (how === 'add') holder[`extra${pick % 3}`] = value;
+    else holder[key] = [holder[key], value];
+    return Buffer.from(JSON.stringify(copy) ?? 'null');
+  });
   return fc.oneof(
     { weight: 3, arbitrary: fc.constant(Buffer.from(JSON.stringify(template))) },
     { weight: 8, arbitrary: mutated },
@@ -261,44 +290,164 @@ type Form = Array<[string, string]>;
 
 function tokenForms(s: Scene): fc.Arbitrary<Form> {
   return fc.constantFrom<Form>(
-    [['grant_type', 'client_credentials'], ['scope', 'openid urn:service:iam:api']],
-    [['grant_type', 'client_credentials'], ['scope', 'openid'], ['client_id', s.clientId], ['client_secret', s.clientSecret]],
-    [['grant_type', JWT_BEARER], ['assertion', s.assertion], ['scope', 'openid']],
-    [['grant_type', JWT_BEARER], ['assertion', unsecuredJwt({ iss: s.machineId, sub: s.machineId, aud: s.world.issuer })]],
-    [['grant_type', JWT_BEARER], ['assertion', 'a.b.c']],
-    [['grant_type', 'authorization_code'], ['code', 'abc'], ['redirect_uri', 'http://localhost:1/cb'], ['code_verifier', 'x'.repeat(43)]],
-    [['grant_type', 'refresh_token'], ['refresh_token', 'abc']],
-    [['grant_type', TOKEN_EXCHANGE], ['subject_token', s.accessToken], ['subject_token_type', 'urn:ietf:params:oauth:token-type:access_token'], ['scope', 'openid']],
-    [['grant_type', 'password'], ['username', 'a'], ['password', 'b']],
-    [['grant_type', 'urn:ietf:params:oauth:grant-type:device_code'], ['device_code', 'x']],
-    [['client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'], ['client_assertion', 'a.b.c'], ['grant_type', 'client_credentials']],
+    [
+      ['grant_type', 'client_credentials'],
+      ['scope', 'openid urn:service:iam:api'],
+    ],
+    [
+      ['grant_type', 'client_credentials'],
+      ['scope', 'openid'],
+      ['client_id', s.clientId],
+      ['client_secret', s.clientSecret],
+    ],
+    [
+      ['grant_type', JWT_BEARER],
+      ['assertion', s.assertion],
+      ['scope', 'openid'],
+    ],
+    [
+      ['grant_type', JWT_BEARER],
+      ['assertion', unsecuredJwt({ iss: s.machineId, sub: s.machineId, aud: s.world.issuer })],
+    ],
+    [
+      ['grant_type', JWT_BEARER],
+      ['assertion', 'a.b.c'],
+    ],
+    [
+      ['grant_type', 'authorization_code'],
+      ['code', 'abc'],
+      ['redirect_uri', 'http://localhost:1/cb'],
+      ['code_verifier', 'x'.repeat(43)],
+    ],
+    [
+      ['grant_type', 'refresh_token'],
+      ['refresh_token', 'abc'],
+    ],
+    [
+      ['grant_type', TOKEN_EXCHANGE],
+      ['subject_token', s.accessToken],
+      ['subject_token_type', 'urn:ietf:params:oauth:token-type:access_token'],
+      ['scope', 'openid'],
+    ],
+    [
+      ['grant_type', 'password'],
+      ['username', 'a'],
+      ['password', 'b'],
+    ],
+    [
+      ['grant_type', 'urn:ietf:params:oauth:grant-type:device_code'],
+      ['device_code', 'x'],
+    ],
+    [
+      ['client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'],
+      ['client_assertion', 'a.b.c'],
+      ['grant_type', 'client_credentials'],
+    ],
   );
 }
 
 function tokenQueryForms(s: Scene): fc.Arbitrary<Form> {
-  return fc.constantFrom<Form>([['token', s.accessToken]], [['token', s.accessToken], ['token_type_hint', 'refresh_token']], [['token', 'a.b.c']], [['token', s.assertion]], [['client_id', s.clientId], ['client_secret', s.clientSecret], ['token', 'x']]);
+  return fc.constantFrom<Form>(
+    [['token', s.accessToken]],
+    [
+      ['token', s.accessToken],
+      ['token_type_hint', 'refresh_token'],
+    ],
+    [['token', 'a.b.c']],
+    [['token', s.assertion]],
+    [
+      ['client_id', s.clientId],
+      ['client_secret', s.clientSecret],
+      ['token', 'x'],
+    ],
+  );
 }
 
 function authorizeForms(s: Scene): fc.Arbitrary<Form> {
   return fc.constantFrom<Form>(
-    [['client_id', s.appClientId], ['redirect_uri', 'http://localhost:1/cb'], ['response_type', 'code'], ['scope', 'openid'], ['state', 's']],
-    [['client_id', s.appClientId], ['redirect_uri', 'http://localhost:1/cb'], ['response_type', 'code'], ['scope', 'openid'], ['prompt', 'none']],
-    [['client_id', s.appClientId], ['redirect_uri', 'http://localhost:1/cb'], ['response_type', 'id_token token'], ['scope', 'openid'], ['nonce', 'n']],
-    [['client_id', s.appClientId], ['redirect_uri', 'https://evil.example/cb'], ['response_type', 'code'], ['scope', 'openid']],
-    [['client_id', s.appClientId], ['redirect_uri', 'http://localhost:1/cb'], ['response_type', 'code'], ['scope', 'openid'], ['code_challenge', 'x'.repeat(43)], ['code_challenge_method', 'plain'], ['max_age', '-1'], ['ui_locales', 'de'], ['login_hint', 'fuzzy'], ['id_token_hint', 'a.b.c'], ['request', 'a.b.c'], ['claims', '{"userinfo":{}}']],
-    [['id_token_hint', 'a.b.c'], ['post_logout_redirect_uri', 'http://localhost:1/cb'], ['state', 's'], ['client_id', s.appClientId]],
+    [
+      ['client_id', s.appClientId],
+      ['redirect_uri', 'http://localhost:1/cb'],
+      ['response_type', 'code'],
+      ['scope', 'openid'],
+      ['state', 's'],
+    ],
+    [
+      ['client_id', s.appClientId],
+      ['redirect_uri', 'http://localhost:1/cb'],
+      ['response_type', 'code'],
+      ['scope', 'openid'],
+      ['prompt', 'none'],
+    ],
+    [
+      ['client_id', s.appClientId],
+      ['redirect_uri', 'http://localhost:1/cb'],
+      ['response_type', 'id_token token'],
+      ['scope', 'openid'],
+      ['nonce', 'n'],
+    ],
+    [
+      ['client_id', s.appClientId],
+      ['redirect_uri', 'https://evil.example/cb'],
+      ['response_type', 'code'],
+      ['scope', 'openid'],
+    ],
+    [
+      ['client_id', s.appClientId],
+      ['redirect_uri', 'http://localhost:1/cb'],
+      ['response_type', 'code'],
+      ['scope', 'openid'],
+      ['code_challenge', 'x'.repeat(43)],
+      ['code_challenge_method', 'plain'],
+      ['max_age', '-1'],
+      ['ui_locales', 'de'],
+      ['login_hint', 'fuzzy'],
+      ['id_token_hint', 'a.b.c'],
+      ['request', 'a.b.c'],
+      ['claims', '{"userinfo":{}}'],
+    ],
+    [
+      ['id_token_hint', 'a.b.c'],
+      ['post_logout_redirect_uri', 'http://localhost:1/cb'],
+      ['state', 's'],
+      ['client_id', s.appClientId],
+    ],
     [],
   );
 }
 
 function loginForms(s: Scene): fc.Arbitrary<Form> {
   return fc.constantFrom<Form>(
-    [['csrf', s.csrf], ['loginName', 'fuzzy']],
-    [['csrf', s.csrf], ['loginName', 'fuzzy@example.test'], ['password', 'wrong-password']],
-    [['csrf', s.csrf], ['loginName', 'nobody'], ['password', 'x']],
-    [['csrf', s.csrf], ['accountId', s.humanId]],
-    [['csrf', s.csrf], ['givenName', 'A'], ['familyName', 'B'], ['email', 'taken@example.test'], ['password', 'short'], ['passwordRepeat', 'short']],
-    [['csrf', 'forged'], ['loginName', 'fuzzy']],
+    [
+      ['csrf', s.csrf],
+      ['loginName', 'fuzzy'],
+    ],
+    [
+      ['csrf', s.csrf],
+      ['loginName', 'fuzzy@example.test'],
+      ['password', 'wrong-password'],
+    ],
+    [
+      ['csrf', s.csrf],
+      ['loginName', 'nobody'],
+      ['password', 'x'],
+    ],
+    [
+      ['csrf', s.csrf],
+      ['accountId', s.humanId],
+    ],
+    [
+      ['csrf', s.csrf],
+      ['givenName', 'A'],
+      ['familyName', 'B'],
+      ['email', 'taken@example.test'],
+      ['password', 'short'],
+      ['passwordRepeat', 'short'],
+    ],
+    [
+      ['csrf', 'forged'],
+      ['loginName', 'fuzzy'],
+    ],
     [],
   );
 }
@@ -310,20 +459,27 @@ function formBodyArb(base: fc.Arbitrary<Form>): fc.Arbitrary<Buffer> {
     { weight: 3, arbitrary: base.map((form) => Buffer.from(encode(form))) },
     {
       weight: 8,
-      arbitrary: fc.tuple(base, fc.nat(), hostileText, fc.constantFrom('value', 'duplicate', 'array', 'bracket', 'raw', 'key')).map(([form, pick, text, how]) => {
-        const copy: Form = form.map(([k, v]) => [k, v]);
-        const i = copy.length ? pick % copy.length : 0;
-        const [key, value] = copy[i] ?? ['x', ''];
-        if (how === 'value' && copy[i]) copy[i] = [key, text];
-        else if (how === 'duplicate') copy.push([key, text]);
-        else if (how === 'array') copy.push([`${key}[]`, text]);
-        else if (how === 'bracket') copy.push([`${key}[a][b][c][d][e][f][g]`, text]);
-        else if (how === 'key') copy.push([text, value]);
-        const encoded = encode(copy);
-        return Buffer.from(how === 'raw' ? `${encoded}&${key}=${text}` : encoded, 'utf8');
-      }),
+      arbitrary: fc
+        .tuple(base, fc.nat(), hostileText, fc.constantFrom('value', 'duplicate', 'array', 'bracket', 'raw', 'key'))
+        .map(([form, pick, text, how]) => {
+          const copy: Form = form.map(([k, v]) => [k, v]);
+          const i = copy.length ? pick % copy.length : 0;
+          const [key, value] = copy[i] ?? ['x', ''];
+          if (how === 'value' && copy[i]) copy[i] = [key, text];
+          else if (how === 'duplicate') copy.push([key, text]);
+          else if (how === 'array') copy.push([`${key}[]`, text]);
+          else if (how === 'bracket') copy.push([`${key}[a][b][c][d][e][f][g]`, text]);
+          else if (how === 'key') copy.push([text, value]);
+          const encoded = encode(copy);
+          return Buffer.from(how === 'raw' ? `${encoded}&${key}=${text}` : encoded, 'utf8');
+        }),
     },
-    { weight: 1, arbitrary: fc.constantFrom('%', '%%', '%zz=1', '=&=&&', 'a=%FF%FE', 'a=%00', 'a[=1', 'a]=1', '&'.repeat(3000), `a=${'x'.repeat(70_000)}`).map((t) => Buffer.from(t)) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom('%', '%%', '%zz=1', '=&=&&', 'a=%FF%FE', 'a=%00', 'a[=1', 'a]=1', '&'.repeat(3000), `a=${'x'.repeat(70_000)}`)
+        .map((t) => Buffer.from(t)),
+    },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b)) },
   );
 }
@@ -357,7 +513,13 @@ interface Draft {
 function targetArb(path: string, query: Form | undefined): fc.Arbitrary<Buffer> {
   const qs = query?.length ? `?${query.map(([k, v]) => `${pct(k)}=${pct(v)}`).join('&')}` : '';
   return fc
-    .tuple(fc.oneof({ weight: 20, arbitrary: fc.constant('none') }, { weight: 10, arbitrary: fc.constantFrom('upper', 'slash', 'nul', 'rawnul', 'escape', 'dots', 'long', 'double', 'utf8', 'hash') }), fc.nat())
+    .tuple(
+      fc.oneof(
+        { weight: 20, arbitrary: fc.constant('none') },
+        { weight: 10, arbitrary: fc.constantFrom('upper', 'slash', 'nul', 'rawnul', 'escape', 'dots', 'long', 'double', 'utf8', 'hash') },
+      ),
+      fc.nat(),
+    )
     .map(([how, pick]) => {
       let p = path;
       if (how === 'upper') {
@@ -405,7 +567,10 @@ function requestArb(s: Scene): fc.Arbitrary<RawRequest & { label: string }> {
         {
           authorization: fc.oneof({ weight: 6, arbitrary: fc.constant(pat) }, { weight: 1, arbitrary: auth.map((a) => a ?? '') }),
           'content-type': fc.oneof({ weight: 6, arbitrary: fc.constant('application/json') }, { weight: 1, arbitrary: contentTypes }),
-          'x-service-orgid': fc.oneof(fc.constant(s.world.defaultOrgId), hostileText.map((t) => Buffer.from(t.replace(/[\r\n]/g, ''), 'latin1'))),
+          'x-service-orgid': fc.oneof(
+            fc.constant(s.world.defaultOrgId),
+            hostileText.map((t) => Buffer.from(t.replace(/[\r\n]/g, ''), 'latin1')),
+          ),
         },
         { requiredKeys: ['authorization', 'content-type'] },
       ),
@@ -431,7 +596,11 @@ function requestArb(s: Scene): fc.Arbitrary<RawRequest & { label: string }> {
     fc.record({
       method: fc.constantFrom('GET', 'GET', 'POST', 'HEAD'),
       path: fc.constantFrom('/oauth/v2/authorize', '/oidc/v1/end_session', '/oauth/v2/authorize/abc', '/oidc/v1/end_session/confirm'),
-      query: authorizeForms(s).chain((form) => fc.tuple(fc.nat(), hostileText).map(([i, t]) => (form.length && i % 2 ? form.map(([k, v], j) => [k, j === i % form.length ? t : v] as [string, string]) : form))),
+      query: authorizeForms(s).chain((form) =>
+        fc
+          .tuple(fc.nat(), hostileText)
+          .map(([i, t]) => (form.length && i % 2 ? form.map(([k, v], j) => [k, j === i % form.length ? t : v] as [string, string]) : form)),
+      ),
       headers: fc.record({ cookie: fc.constantFrom(s.cookies, '_session=abc; _session.sig=def', '\u00ff=\u00ff') }, { requiredKeys: [] }),
     }),
     fc.record({
@@ -449,8 +618,23 @@ function requestArb(s: Scene): fc.Arbitrary<RawRequest & { label: string }> {
   });
   const staticDraft: fc.Arbitrary<Draft> = fc.record({
     method: fc.constantFrom('GET', 'HEAD', 'POST', 'OPTIONS', 'DELETE'),
-    path: fc.constantFrom('/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/oauth/v2/keys', '/healthz', '/readyz', '/metrics', '/', '/ui', '/ui/login', '/nothing', '/ui/console'),
-    headers: fc.record({ origin: fc.constantFrom('http://evil.example', 'null'), 'accept-language': hostileText.map((t) => Buffer.from(t.replace(/[\r\n]/g, ''), 'latin1')) }, { requiredKeys: [] }),
+    path: fc.constantFrom(
+      '/.well-known/openid-configuration',
+      '/.well-known/oauth-authorization-server',
+      '/oauth/v2/keys',
+      '/healthz',
+      '/readyz',
+      '/metrics',
+      '/',
+      '/ui',
+      '/ui/login',
+      '/nothing',
+      '/ui/console',
+    ),
+    headers: fc.record(
+      { origin: fc.constantFrom('http://evil.example', 'null'), 'accept-language': hostileText.map((t) => Buffer.from(t.replace(/[\r\n]/g, ''), 'latin1')) },
+      { requiredKeys: [] },
+    ),
   });
   const uiDraft: fc.Arbitrary<Draft> = fc.record({
     method: fc.constantFrom('POST', 'POST', 'GET', 'PUT'),
@@ -486,7 +670,8 @@ function requestArb(s: Scene): fc.Arbitrary<RawRequest & { label: string }> {
       targetArb(draft.path, draft.query).map((target) => ({
         label: `${draft.method} ${JSON.stringify(target.toString('latin1').slice(0, 120))}`,
         // fast-check prints a failing batch with this instead of every byte.
-        [fc.toStringMethod]: () => `${draft.method} ${JSON.stringify(target.toString('latin1').slice(0, 120))} ${JSON.stringify(draft.body?.toString('latin1').slice(0, 200) ?? '')}`,
+        [fc.toStringMethod]: () =>
+          `${draft.method} ${JSON.stringify(target.toString('latin1').slice(0, 120))} ${JSON.stringify(draft.body?.toString('latin1').slice(0, 200) ?? '')}`,
         method: draft.method,
         target,
         headers: Object.entries(draft.headers)
@@ -528,7 +713,9 @@ test(`${BATCHES * BATCH_SIZE} generated hostile requests over every endpoint: no
       { numRuns: BATCHES, seed: SEED, endOnFailure: true },
     );
   } finally {
-    t.diagnostic(`${sent} requests answered, ${serverErrors} with a 5xx; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`);
+    t.diagnostic(
+      `${sent} requests answered, ${serverErrors} with a 5xx; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`,
+    );
   }
   assert.ok(sent >= BATCHES * BATCH_SIZE, `only ${sent} requests were answered`);
 

@@ -37,7 +37,13 @@ describe('GET /metrics', () => {
   });
 
   it('keeps route labels bounded: paths under engine and login-page prefixes that nothing serves count as "other"', async () => {
-    const junk = ['/oidc/v1/end_session/junk-a1', '/oauth/v2/authorize/uid/junk-b2', '/ui/login/uid/junk-c3', '/ui/login/junk-d4/password/more', '/oauth/v2/TOKEN'];
+    const junk = [
+      '/oidc/v1/end_session/junk-a1',
+      '/oauth/v2/authorize/uid/junk-b2',
+      '/ui/login/uid/junk-c3',
+      '/ui/login/junk-d4/password/more',
+      '/oauth/v2/TOKEN',
+    ];
     for (const path of junk) await fetch(`${server.url}${path}`);
     const text = await metrics();
     for (const marker of ['junk-a1', 'junk-b2', 'junk-c3', 'junk-d4', 'TOKEN']) assert.doesNotMatch(text, new RegExp(marker));
@@ -53,18 +59,36 @@ describe('GET /metrics', () => {
 
   it('counts access tokens issued by grant type', async () => {
     const headers = { authorization: `Bearer ${pat}`, 'content-type': 'application/json' };
-    const machine = (await (await fetch(`${server.url}/management/v1/users/machine`, { method: "POST", headers, body: JSON.stringify({ userName: "metrics-bot", name: "Metrics bot" }) })).json()) as { userId: string };
-    const secret = (await (await fetch(`${server.url}/management/v1/users/${machine.userId}/secret`, { method: "PUT", headers })).json()) as { clientId: string; clientSecret: string };
+    const machine = (await (
+      await fetch(`${server.url}/management/v1/users/machine`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ userName: 'metrics-bot', name: 'Metrics bot' }),
+      })
+    ).json()) as { userId: string };
+    const secret = (await (await fetch(`${server.url}/management/v1/users/${machine.userId}/secret`, { method: 'PUT', headers })).json()) as {
+      clientId: string;
+      clientSecret: string;
+    };
     const before = sample(await metrics(), 'portcullis_tokens_issued_total', { grant_type: 'client_credentials' }) ?? 0;
     const basic = Buffer.from(`${secret.clientId}:${secret.clientSecret}`).toString('base64');
-    const token = await fetch(`${server.url}/oauth/v2/token`, { method: 'POST', headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&scope=openid' });
+    const token = await fetch(`${server.url}/oauth/v2/token`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials&scope=openid',
+    });
     assert.equal(token.status, 200);
     assert.equal(sample(await metrics(), 'portcullis_tokens_issued_total', { grant_type: 'client_credentials' }), before + 1);
   });
 
   it('reports the age of the current signing key and never a secret', async () => {
     const text = await metrics();
-    const age = Number(text.split('\n').find((l) => l.startsWith('portcullis_signing_key_age_seconds '))?.split(' ')[1]);
+    const age = Number(
+      text
+        .split('\n')
+        .find((l) => l.startsWith('portcullis_signing_key_age_seconds '))
+        ?.split(' ')[1],
+    );
     assert.ok(age >= 0 && age < 3600, `key age ${age}`);
     assert.ok(!text.includes(pat));
   });

@@ -151,24 +151,42 @@ describe('keys in the database', () => {
     await t.db.query('UPDATE signing_keys SET retires_at = $2 WHERE kid = $1', [old, new Date(now.getTime() - 2 * hour)]);
 
     const keys = await loadSigningKeys(t.db, sealingKey, 3600, now);
-    assert.deepEqual(keys.map((k) => k.kid), [current, recent]);
+    assert.deepEqual(
+      keys.map((k) => k.kid),
+      [current, recent],
+    );
 
     const longer = await loadSigningKeys(t.db, sealingKey, 3 * 3600, now);
-    assert.deepEqual(longer.map((k) => k.kid), [current, recent, old]);
+    assert.deepEqual(
+      longer.map((k) => k.kid),
+      [current, recent, old],
+    );
   });
 });
 
 describe('order of signing keys', () => {
   const now = new Date('2030-01-01T12:00:00Z');
   const at = (hours: number) => new Date(now.getTime() + hours * 3600_000);
-  const key = (kid: string, activatesAt: Date, retiresAt: Date | null = null): SigningKey => ({ kid, alg: 'RS256', privateJwk: { kid }, activatesAt, retiresAt });
+  const key = (kid: string, activatesAt: Date, retiresAt: Date | null = null): SigningKey => ({
+    kid,
+    alg: 'RS256',
+    privateJwk: { kid },
+    activatesAt,
+    retiresAt,
+  });
 
   it('puts the current key first, then the next (future activation), then the previous (retired)', () => {
     const previous = key('previous', at(-48), at(-24));
     const current = key('current', at(-24));
     const next = key('next', at(+1));
-    assert.deepEqual(orderForSigning([previous, next, current], now).map((k) => k.kid), ['current', 'next', 'previous']);
-    assert.deepEqual(orderForSigning([next, previous, current], now).map((k) => k.kid), ['current', 'next', 'previous']);
+    assert.deepEqual(
+      orderForSigning([previous, next, current], now).map((k) => k.kid),
+      ['current', 'next', 'previous'],
+    );
+    assert.deepEqual(
+      orderForSigning([next, previous, current], now).map((k) => k.kid),
+      ['current', 'next', 'previous'],
+    );
   });
 
   it('signs with the newest active key when two are active, and orders next and previous by nearness', () => {
@@ -181,19 +199,17 @@ describe('order of signing keys', () => {
       key('just-retired', at(-60), at(-2)),
       key('retires-later', at(-20), at(+3)),
     ];
-    assert.deepEqual(orderForSigning(keys, now).map((k) => k.kid), [
-      'newest-current',
-      'older-current',
-      'retires-later',
-      'sooner-next',
-      'later-next',
-      'just-retired',
-      'long-retired',
-    ]);
+    assert.deepEqual(
+      orderForSigning(keys, now).map((k) => k.kid),
+      ['newest-current', 'older-current', 'retires-later', 'sooner-next', 'later-next', 'just-retired', 'long-retired'],
+    );
   });
 
   it('treats a key activating exactly now as current and one retiring exactly now as previous', () => {
     const keys = [key('retiring-now', at(-5), now), key('activating-now', now)];
-    assert.deepEqual(orderForSigning(keys, now).map((k) => k.kid), ['activating-now', 'retiring-now']);
+    assert.deepEqual(
+      orderForSigning(keys, now).map((k) => k.kid),
+      ['activating-now', 'retiring-now'],
+    );
   });
 });

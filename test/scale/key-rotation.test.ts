@@ -43,7 +43,10 @@ async function startWorld(env: Record<string, string> = {}): Promise<World> {
       const token = options.token === undefined ? adminPat : options.token;
       return http(`${server.url}${path}`, {
         method,
-        headers: { ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...(options.body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+          ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
       });
     },
@@ -75,7 +78,9 @@ describe('signing keys of one node: on-demand rotation', () => {
 
   before(async () => {
     w = await startWorld();
-    const created = await w.api('POST', '/management/v1/users/machine', { body: { userName: 'signer', name: 'Signer', accessTokenType: 'ACCESS_TOKEN_TYPE_JWT' } });
+    const created = await w.api('POST', '/management/v1/users/machine', {
+      body: { userName: 'signer', name: 'Signer', accessTokenType: 'ACCESS_TOKEN_TYPE_JWT' },
+    });
     assert.equal(created.status, 200, created.text);
     const secret = await w.api('PUT', `/management/v1/users/${created.json.userId}/secret`, { body: {} });
     assert.equal(secret.status, 200, secret.text);
@@ -137,7 +142,10 @@ describe('signing keys of one node: on-demand rotation', () => {
   });
 
   test('a token signed before the rotation still verifies with the JWKS published after it, and is still active', async () => {
-    const { payload, protectedHeader } = await jwtVerify(tokenBefore, createRemoteJWKSet(new URL(`${w.server.url}/oauth/v2/keys`)), { issuer: w.server.issuer, typ: 'at+jwt' });
+    const { payload, protectedHeader } = await jwtVerify(tokenBefore, createRemoteJWKSet(new URL(`${w.server.url}/oauth/v2/keys`)), {
+      issuer: w.server.issuer,
+      typ: 'at+jwt',
+    });
     assert.equal(protectedHeader.kid, firstKeys[0]!.kid);
     assert.equal(payload.sub, machine.userId);
     const introspected = await postForm(`${w.server.url}/oauth/v2/introspect`, { token: tokenBefore }, machine);
@@ -147,7 +155,10 @@ describe('signing keys of one node: on-demand rotation', () => {
 
   test('a token signed after the rotation carries the new current kid and verifies with the JWKS', async () => {
     const token = await jwtAccessToken();
-    const { protectedHeader } = await jwtVerify(token, createRemoteJWKSet(new URL(`${w.server.url}/oauth/v2/keys`)), { issuer: w.server.issuer, typ: 'at+jwt' });
+    const { protectedHeader } = await jwtVerify(token, createRemoteJWKSet(new URL(`${w.server.url}/oauth/v2/keys`)), {
+      issuer: w.server.issuer,
+      typ: 'at+jwt',
+    });
     assert.equal(protectedHeader.kid, rotatedKeys[0]!.kid);
   });
 

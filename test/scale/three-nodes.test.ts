@@ -67,7 +67,10 @@ describe('three nodes sharing PostgreSQL and Redis', { skip: needsPostgres || ne
     const project = await api(A, 'POST', '/management/v1/projects', { name: 'Shop' });
     assert.equal(project.status, 200, project.text);
     projectId = project.json.id;
-    [opaqueMachine, jwtMachine] = await Promise.all([machineWithSecret('opaque-robot', 'ACCESS_TOKEN_TYPE_BEARER'), machineWithSecret('jwt-robot', 'ACCESS_TOKEN_TYPE_JWT')]);
+    [opaqueMachine, jwtMachine] = await Promise.all([
+      machineWithSecret('opaque-robot', 'ACCESS_TOKEN_TYPE_BEARER'),
+      machineWithSecret('jwt-robot', 'ACCESS_TOKEN_TYPE_JWT'),
+    ]);
   });
 
   after(async () => {
@@ -193,11 +196,18 @@ describe('three nodes sharing PostgreSQL and Redis', { skip: needsPostgres || ne
     const code = landed.searchParams.get('code');
     assert.ok(code, `a code at the redirect: ${landed.href}`);
 
-    const tokens = await postForm(`${C.url}/oauth/v2/token`, { grant_type: 'authorization_code', code, redirect_uri: rp.callback, code_verifier: verifier }, { clientId, clientSecret });
+    const tokens = await postForm(
+      `${C.url}/oauth/v2/token`,
+      { grant_type: 'authorization_code', code, redirect_uri: rp.callback, code_verifier: verifier },
+      { clientId, clientSecret },
+    );
     assert.equal(tokens.status, 200, `node C redeems the code issued by node A: ${tokens.text}`);
     assert.equal(typeof tokens.json.id_token, 'string');
 
-    const { payload, protectedHeader } = await jwtVerify(tokens.json.id_token, createRemoteJWKSet(new URL(`${C.url}/oauth/v2/keys`)), { issuer: cluster.issuer, audience: clientId });
+    const { payload, protectedHeader } = await jwtVerify(tokens.json.id_token, createRemoteJWKSet(new URL(`${C.url}/oauth/v2/keys`)), {
+      issuer: cluster.issuer,
+      audience: clientId,
+    });
     assert.equal(payload.sub, userId);
     assert.equal(payload.nonce, nonce);
     assert.equal(protectedHeader.kid, (await keysOf(C))[0]!.kid, 'signed with the current key');
@@ -228,7 +238,9 @@ describe('three nodes sharing PostgreSQL and Redis', { skip: needsPostgres || ne
     const app = await api(A, 'POST', `/management/v1/projects/${projectId}/apps/oidc`, { name: 'Changing app', redirectUris: [cb, kept] });
     assert.equal(app.status, 200, app.text);
     const authorize = (node: ClusterNode, redirectUri: string) =>
-      http(`${node.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.json.clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', state: 's' })}`);
+      http(
+        `${node.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.json.clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', state: 's' })}`,
+      );
     const wentToLogin = (res: HttpResult) => res.status === 303 && (res.headers.get('location') ?? '').includes('/ui/login/');
     const refused = (res: HttpResult) => res.status === 400 && res.headers.get('location') === null;
 

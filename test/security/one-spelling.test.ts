@@ -37,11 +37,14 @@ function raw(url: string, method: string, path: string, form?: Record<string, st
   const { hostname, port } = new URL(url);
   const body = form ? new URLSearchParams(form).toString() : undefined;
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ hostname, port, method, path, headers: body ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } : {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = httpRequest(
+      { hostname, port, method, path, headers: body ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } : {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -60,13 +63,21 @@ describe('the door: which spelling reaches the engine', () => {
     for (const path of ENGINE_PATHS) {
       for (const variant of variants(path)) assert.equal(engineDoor(variant), 'not-found', variant);
     }
-    for (const path of ['/oauth', '/OIDC/', '/.well-known/oauth-authorization-server', `${ROUTES.authorization}/uid/more`, `${ROUTES.authorization}/a%2Fb`, 'http://evil.example/oauth/v2/introspect']) {
+    for (const path of [
+      '/oauth',
+      '/OIDC/',
+      '/.well-known/oauth-authorization-server',
+      `${ROUTES.authorization}/uid/more`,
+      `${ROUTES.authorization}/a%2Fb`,
+      'http://evil.example/oauth/v2/introspect',
+    ]) {
       assert.equal(engineDoor(path), 'not-found', path);
     }
   });
 
   test('our own paths are ours, whatever their spelling', () => {
-    for (const path of ['/admin/v1/members', '/ui/login/abc', '/healthz', '/', '/oauthx', '/ADMIN/v1/orgs/_setup']) assert.equal(engineDoor(path), 'ours', path);
+    for (const path of ['/admin/v1/members', '/ui/login/abc', '/healthz', '/', '/oauthx', '/ADMIN/v1/orgs/_setup'])
+      assert.equal(engineDoor(path), 'ours', path);
   });
 
   test('canonical form: decoded, lower case, single slashes, no dot segments or trailing slash', () => {

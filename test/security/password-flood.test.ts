@@ -27,8 +27,18 @@ describe('a flood of password hashing on the admin API', () => {
         fetch(`${server.url}/management/v1/users/human`, {
           method: 'POST',
           headers: { authorization: `Bearer ${readAdminPat(server.dataDir)}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ userName, profile: { firstName: 'F', lastName: 'L' }, email: { email: `${userName}@example.com` }, password: 'Flood-Passw0rd!' }),
-        }).then(async (response) => ({ userName, status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as { code?: number } })),
+          body: JSON.stringify({
+            userName,
+            profile: { firstName: 'F', lastName: 'L' },
+            email: { email: `${userName}@example.com` },
+            password: 'Flood-Passw0rd!',
+          }),
+        }).then(async (response) => ({
+          userName,
+          status: response.status,
+          retryAfter: response.headers.get('retry-after'),
+          body: (await response.json()) as { code?: number },
+        })),
       ),
     );
     const busy = answers.filter((a) => a.status === 503);
@@ -43,7 +53,14 @@ describe('a flood of password hashing on the admin API', () => {
     const { rows } = await server.running.db.query<{ user_name: string }>("SELECT user_name FROM users WHERE user_name LIKE 'flood-%'");
     assert.deepEqual(rows.map((r) => r.user_name).sort(), created.map((a) => a.userName).sort());
     // Afterwards the line is free again.
-    const again = await admin('POST', '/management/v1/users/human', { body: { userName: `after-${randomUUID().slice(0, 6)}`, profile: { firstName: 'F', lastName: 'L' }, email: { email: 'after@example.com' }, password: 'After-Passw0rd!' } });
+    const again = await admin('POST', '/management/v1/users/human', {
+      body: {
+        userName: `after-${randomUUID().slice(0, 6)}`,
+        profile: { firstName: 'F', lastName: 'L' },
+        email: { email: 'after@example.com' },
+        password: 'After-Passw0rd!',
+      },
+    });
     assert.equal(again.status, 200, again.text);
   });
 });

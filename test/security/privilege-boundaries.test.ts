@@ -5,7 +5,17 @@ import { SignJWT } from 'jose';
 import * as client from 'openid-client';
 import { apiClient, type Api } from '../support/api.ts';
 import { readAdminPat } from '../support/server.ts';
-import { JWT_BEARER, TYPE, expectError, expectTokens, startExchangeWorld, type App, type ExchangeWorld, type Machine, type SignInUser } from '../support/exchange.ts';
+import {
+  JWT_BEARER,
+  TYPE,
+  expectError,
+  expectTokens,
+  startExchangeWorld,
+  type App,
+  type ExchangeWorld,
+  type Machine,
+  type SignInUser,
+} from '../support/exchange.ts';
 
 // The holes of docs/security.md, each tried exactly as it was found (an app
 // of a second org, an ID token with openid only, an ORG_END_USER_IMPERSONATOR
@@ -83,7 +93,10 @@ describe('hole 1: an app of another org got admin-API tokens for whoever signed 
     const again = await world.codeFlow(foreignApp, admin, `openid offline_access ${API_SCOPE}`);
     const widened = await fetch(`${world.server.url}/oauth/v2/token`, {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from(`${foreignApp.clientId}:${foreignApp.clientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        authorization: `Basic ${Buffer.from(`${foreignApp.clientId}:${foreignApp.clientSecret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: again.refresh_token!, scope: `openid ${API_SCOPE}` }).toString(),
     });
     assert.equal(widened.status, 400);
@@ -96,7 +109,7 @@ describe('hole 1: an app of another org got admin-API tokens for whoever signed 
     assert.equal((await signingKeysWith(tokens.access_token)).status, 401);
   });
 
-  test('legitimate: an app of the first org with iamApiAccess gets the scope, and the admin API takes the token with the user\'s roles', async () => {
+  test("legitimate: an app of the first org with iamApiAccess gets the scope, and the admin API takes the token with the user's roles", async () => {
     const tokens = await world.codeFlow(consoleLike, admin, `openid ${API_SCOPE}`);
     assert.deepEqual(tokens.scope?.split(' ').sort(), ['openid', API_SCOPE].sort());
     const answer = await signingKeysWith(tokens.access_token);
@@ -141,14 +154,22 @@ describe('iamApiAccess: only an instance owner sets it, only on apps of the firs
   });
 
   test('an org owner may still send the value the app already has, and change other fields', async () => {
-    const change = await ownerApi('PUT', `/management/v1/projects/${foreignProject}/apps/${foreignApp.appId}`, { body: { iamApiAccess: false, name: 'Outsider app' } });
+    const change = await ownerApi('PUT', `/management/v1/projects/${foreignProject}/apps/${foreignApp.appId}`, {
+      body: { iamApiAccess: false, name: 'Outsider app' },
+    });
     assert.equal(change.status, 200, change.text);
   });
 
   test('the instance owner setting it on an app of another org: 400 naming iamApiAccess', async () => {
-    const change = await asAdmin('PUT', `/management/v1/projects/${foreignProject}/apps/${foreignApp.appId}`, { body: { iamApiAccess: true }, orgId: secondOrg });
+    const change = await asAdmin('PUT', `/management/v1/projects/${foreignProject}/apps/${foreignApp.appId}`, {
+      body: { iamApiAccess: true },
+      orgId: secondOrg,
+    });
     assert.equal(change.status, 400, change.text);
-    assert.deepEqual(change.body.details[0].fieldViolations.map((v: { field: string }) => v.field), ['iamApiAccess']);
+    assert.deepEqual(
+      change.body.details[0].fieldViolations.map((v: { field: string }) => v.field),
+      ['iamApiAccess'],
+    );
   });
 
   test('a non-boolean value: 400', async () => {
@@ -168,7 +189,11 @@ describe('hole 2: token exchange widened scope', () => {
   test("the admin's ID token (openid only), exchanged by another org's app for openid + API + offline_access: invalid_scope", async () => {
     const signedIn = await world.codeFlow(foreignApp, admin, 'openid');
     assert.ok(signedIn.id_token);
-    const outcome = await world.exchange(foreignApp2, { subject_token: signedIn.id_token!, subject_token_type: TYPE.idToken, scope: `openid ${API_SCOPE} offline_access` });
+    const outcome = await world.exchange(foreignApp2, {
+      subject_token: signedIn.id_token!,
+      subject_token_type: TYPE.idToken,
+      scope: `openid ${API_SCOPE} offline_access`,
+    });
     expectError(outcome, 400, 'invalid_scope');
     for (const scope of [API_SCOPE, 'offline_access', 'openid profile']) {
       expectError(await world.exchange(foreignApp2, { subject_token: signedIn.id_token!, subject_token_type: TYPE.idToken, scope }), 400, 'invalid_scope');
@@ -185,7 +210,11 @@ describe('hole 2: token exchange widened scope', () => {
 
   test('even an opted-in app cannot turn an ID token into an API token: the scope must be held by a token', async () => {
     const signedIn = await world.codeFlow(consoleLike, admin, `openid ${API_SCOPE}`);
-    expectError(await world.exchange(consoleLike, { subject_token: signedIn.id_token!, subject_token_type: TYPE.idToken, scope: `openid ${API_SCOPE}` }), 400, 'invalid_scope');
+    expectError(
+      await world.exchange(consoleLike, { subject_token: signedIn.id_token!, subject_token_type: TYPE.idToken, scope: `openid ${API_SCOPE}` }),
+      400,
+      'invalid_scope',
+    );
   });
 
   test('an access token is exchanged only by the app it was issued to, or an app of the same project', async () => {
@@ -225,7 +254,7 @@ describe('hole 3: an end-user impersonator impersonated the admin', () => {
 
   const actorToken = async (machine: Machine) => (await world.machineTokens(machine, `openid ${API_SCOPE}`)).access_token;
 
-  test("ORG_END_USER_IMPERSONATOR exchanging the admin's user id for an API token: invalid_request \"impersonation not permitted\", and no IAM_OWNER was made", async () => {
+  test('ORG_END_USER_IMPERSONATOR exchanging the admin\'s user id for an API token: invalid_request "impersonation not permitted", and no IAM_OWNER was made', async () => {
     const outcome = await world.exchange(consoleLike, {
       subject_token: admin.userId,
       subject_token_type: TYPE.userId,
@@ -239,33 +268,59 @@ describe('hole 3: an end-user impersonator impersonated the admin', () => {
   });
 
   test('IAM_END_USER_IMPERSONATOR cannot impersonate an instance member either', async () => {
-    const outcome = await world.exchange(consoleLike, { subject_token: admin.userId, subject_token_type: TYPE.userId, actor_token: await actorToken(iamImpersonator), actor_token_type: TYPE.accessToken });
+    const outcome = await world.exchange(consoleLike, {
+      subject_token: admin.userId,
+      subject_token_type: TYPE.userId,
+      actor_token: await actorToken(iamImpersonator),
+      actor_token_type: TYPE.accessToken,
+    });
     expectError(outcome, 400, 'invalid_request', /impersonation not permitted/);
   });
 
   test('ORG_END_USER_IMPERSONATOR cannot impersonate a member of its org (any role)', async () => {
     const owner = await world.createSignInUser(`owner-${randomUUID().slice(0, 6)}`);
     await world.admin('POST', '/management/v1/orgs/me/members', { userId: owner.userId, roles: ['ORG_USER_MANAGER'] }, world.defaultOrgId);
-    const outcome = await world.exchange(consoleLike, { subject_token: owner.userId, subject_token_type: TYPE.userId, actor_token: await actorToken(orgImpersonator), actor_token_type: TYPE.accessToken });
+    const outcome = await world.exchange(consoleLike, {
+      subject_token: owner.userId,
+      subject_token_type: TYPE.userId,
+      actor_token: await actorToken(orgImpersonator),
+      actor_token_type: TYPE.accessToken,
+    });
     expectError(outcome, 400, 'invalid_request', /impersonation not permitted/);
   });
 
   test('an ID token as actor acts only for its own user, never for another', async () => {
     const machineIdToken = (await world.machineTokens(iamImpersonator, 'openid')).id_token;
-    const outcome = await world.exchange(consoleLike, { subject_token: endUser.userId, subject_token_type: TYPE.userId, actor_token: machineIdToken, actor_token_type: TYPE.idToken });
+    const outcome = await world.exchange(consoleLike, {
+      subject_token: endUser.userId,
+      subject_token_type: TYPE.userId,
+      actor_token: machineIdToken,
+      actor_token_type: TYPE.idToken,
+    });
     expectError(outcome, 400, 'invalid_request');
   });
 
   test('legitimate: impersonating a plain end user works, but a bare user id yields neither the API scope nor offline_access', async () => {
     const body = expectTokens(
-      await world.exchange(consoleLike, { subject_token: endUser.userId, subject_token_type: TYPE.userId, actor_token: await actorToken(orgImpersonator), actor_token_type: TYPE.accessToken }),
+      await world.exchange(consoleLike, {
+        subject_token: endUser.userId,
+        subject_token_type: TYPE.userId,
+        actor_token: await actorToken(orgImpersonator),
+        actor_token_type: TYPE.accessToken,
+      }),
     );
     assert.equal(body.scope, 'openid');
     const info = await world.introspect(consoleLike, body.access_token);
     assert.equal(info.sub, endUser.userId);
     assert.deepEqual(info.act, { sub: orgImpersonator.userId });
     for (const scope of [`openid ${API_SCOPE}`, 'openid offline_access']) {
-      const outcome = await world.exchange(consoleLike, { subject_token: endUser.userId, subject_token_type: TYPE.userId, actor_token: await actorToken(orgImpersonator), actor_token_type: TYPE.accessToken, scope });
+      const outcome = await world.exchange(consoleLike, {
+        subject_token: endUser.userId,
+        subject_token_type: TYPE.userId,
+        actor_token: await actorToken(orgImpersonator),
+        actor_token_type: TYPE.accessToken,
+        scope,
+      });
       expectError(outcome, 400, 'invalid_scope');
     }
   });
@@ -274,7 +329,12 @@ describe('hole 3: an end-user impersonator impersonated the admin', () => {
     // manny manages users of the second org; he signed in at the opted-in app, and the IAM impersonator acts for him.
     const own = await world.codeFlow(consoleLike, orgManager, `openid ${API_SCOPE}`);
     const body = expectTokens(
-      await world.exchange(consoleLike, { subject_token: own.access_token, subject_token_type: TYPE.accessToken, actor_token: await actorToken(iamImpersonator), actor_token_type: TYPE.accessToken }),
+      await world.exchange(consoleLike, {
+        subject_token: own.access_token,
+        subject_token_type: TYPE.accessToken,
+        actor_token: await actorToken(iamImpersonator),
+        actor_token_type: TYPE.accessToken,
+      }),
     );
     assert.ok(body.scope.split(' ').includes(API_SCOPE), body.scope);
     const created = await asAdmin('POST', '/management/v1/users/human', {
@@ -304,31 +364,45 @@ describe('hole 3: an end-user impersonator impersonated the admin', () => {
     await world.admin('POST', '/admin/v1/members', { userId: gone.userId, roles: ['IAM_END_USER_IMPERSONATOR'] });
     const token = await actorToken(gone);
     await world.admin('DELETE', `/management/v1/users/${gone.userId}`);
-    const outcome = await world.exchange(consoleLike, { subject_token: endUser.userId, subject_token_type: TYPE.userId, actor_token: token, actor_token_type: TYPE.accessToken });
+    const outcome = await world.exchange(consoleLike, {
+      subject_token: endUser.userId,
+      subject_token_type: TYPE.userId,
+      actor_token: token,
+      actor_token_type: TYPE.accessToken,
+    });
     assert.equal(outcome.answer.status, 400);
     assert.ok(['invalid_grant', 'invalid_request'].includes(outcome.answer.body.error), outcome.answer.text);
   });
 });
 
 describe('members of another org', () => {
-  test("an org owner adding the instance admin (a user of another org) to their org: 403; the instance owner may", async () => {
+  test('an org owner adding the instance admin (a user of another org) to their org: 403; the instance owner may', async () => {
     const { api: ownerApi } = await orgOwnerApi(secondOrg);
     const refused = await ownerApi('POST', '/management/v1/orgs/me/members', { body: { userId: admin.userId, roles: ['ORG_OWNER'] } });
     assert.equal(refused.status, 403, refused.text);
-    const members = await world.server.running.db.query("SELECT 1 FROM memberships WHERE user_id = $1 AND scope = 'org' AND scope_id = $2", [admin.userId, secondOrg]);
+    const members = await world.server.running.db.query("SELECT 1 FROM memberships WHERE user_id = $1 AND scope = 'org' AND scope_id = $2", [
+      admin.userId,
+      secondOrg,
+    ]);
     assert.equal(members.rows.length, 0);
     // Users of the owner's own org are fine.
     const local = await world.createSignInUser(`local-${randomUUID().slice(0, 6)}`, secondOrg);
     assert.equal((await ownerApi('POST', '/management/v1/orgs/me/members', { body: { userId: local.userId, roles: ['ORG_USER_MANAGER'] } })).status, 200);
-    const byInstanceOwner = await asAdmin('POST', '/management/v1/orgs/me/members', { body: { userId: admin.userId, roles: ['ORG_USER_MANAGER'] }, orgId: secondOrg });
+    const byInstanceOwner = await asAdmin('POST', '/management/v1/orgs/me/members', {
+      body: { userId: admin.userId, roles: ['ORG_USER_MANAGER'] },
+      orgId: secondOrg,
+    });
     assert.equal(byInstanceOwner.status, 200, byInstanceOwner.text);
   });
 
-  test("an owner of both orgs may add a user of one org to the other", async () => {
+  test('an owner of both orgs may add a user of one org to the other', async () => {
     const { api: bothApi, userId: both } = await orgOwnerApi(secondOrg);
     await world.admin('POST', '/management/v1/orgs/me/members', { userId: both, roles: ['ORG_OWNER'] }, world.defaultOrgId);
     const member = await world.createSignInUser(`member-${randomUUID().slice(0, 6)}`, secondOrg);
-    const added = await bothApi('POST', '/management/v1/orgs/me/members', { body: { userId: member.userId, roles: ['ORG_USER_MANAGER'] }, orgId: world.defaultOrgId });
+    const added = await bothApi('POST', '/management/v1/orgs/me/members', {
+      body: { userId: member.userId, roles: ['ORG_USER_MANAGER'] },
+      orgId: world.defaultOrgId,
+    });
     assert.equal(added.status, 200, added.text);
   });
 });

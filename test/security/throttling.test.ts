@@ -45,14 +45,33 @@ async function setScene(world: TokenWorld): Promise<Scene> {
     authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
     devMode: true,
   });
-  await ok(world.api('POST', '/management/v1/users/human', { userName: 'tina', profile: { firstName: 'Ti', lastName: 'Na' }, email: { email: 'tina@example.test' }, password: 'Tina-Passw0rd' }), 'human');
+  await ok(
+    world.api('POST', '/management/v1/users/human', {
+      userName: 'tina',
+      profile: { firstName: 'Ti', lastName: 'Na' },
+      email: { email: 'tina@example.test' },
+      password: 'Tina-Passw0rd',
+    }),
+    'human',
+  );
   const token = await tokenRequest(world, newAddress(), secret.clientSecret, secret.clientId);
   assert.equal(token.status, 200, token.text);
-  return { world, secret, app: { clientId: app.clientId, clientSecret: app.clientSecret! }, key, accessToken: token.body.access_token, human: { loginName: 'tina', password: 'Tina-Passw0rd' } };
+  return {
+    world,
+    secret,
+    app: { clientId: app.clientId, clientSecret: app.clientSecret! },
+    key,
+    accessToken: token.body.access_token,
+    human: { loginName: 'tina', password: 'Tina-Passw0rd' },
+  };
 }
 
 function form(url: string, address: string, body: Record<string, string>, authorization?: string): Promise<ApiResponse> {
-  return request(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': address, ...(authorization ? { authorization } : {}) }, body: new URLSearchParams(body) });
+  return request(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': address, ...(authorization ? { authorization } : {}) },
+    body: new URLSearchParams(body),
+  });
 }
 
 function tokenRequest(world: TokenWorld | { server: { url: string } }, address: string, secret: string, clientId: string): Promise<ApiResponse> {
@@ -88,7 +107,12 @@ for (const stores of ['configured', 'embedded'] as const) {
   describe(`throttling on every surface (${stores} stores)`, () => {
     let scene: Scene;
     before(async () => {
-      const world = await startTokenWorld({ AUTH_FAILURE_LIMIT: String(LIMIT), AUTH_FAILURE_WINDOW: String(WINDOW), TRUST_PROXY: 'true', ...(stores === 'embedded' ? { DATABASE_URL: '', REDIS_URL: '' } : {}) });
+      const world = await startTokenWorld({
+        AUTH_FAILURE_LIMIT: String(LIMIT),
+        AUTH_FAILURE_WINDOW: String(WINDOW),
+        TRUST_PROXY: 'true',
+        ...(stores === 'embedded' ? { DATABASE_URL: '', REDIS_URL: '' } : {}),
+      });
       scene = await setScene(world);
     });
     after(async () => {
@@ -97,9 +121,14 @@ for (const stores of ['configured', 'embedded'] as const) {
 
     test('token endpoint: wrong secrets count; past the limit even the right secret is 429 until the window has room', async () => {
       const address = newAddress();
-      for (let i = 0; i < LIMIT + 1; i++) assert.equal((await tokenRequest(scene.world, address, 'wrong', scene.secret.clientId)).status, 401, `failure ${i + 1}`);
+      for (let i = 0; i < LIMIT + 1; i++)
+        assert.equal((await tokenRequest(scene.world, address, 'wrong', scene.secret.clientId)).status, 401, `failure ${i + 1}`);
       assertThrottledOAuth(await tokenRequest(scene.world, address, scene.secret.clientSecret, scene.secret.clientId), 'the right secret while blocked');
-      assert.equal((await tokenRequest(scene.world, newAddress(), scene.secret.clientSecret, scene.secret.clientId)).status, 200, 'another address is unaffected');
+      assert.equal(
+        (await tokenRequest(scene.world, newAddress(), scene.secret.clientSecret, scene.secret.clientId)).status,
+        200,
+        'another address is unaffected',
+      );
       await sleep(WINDOW * 1000 + 100);
       assert.equal((await tokenRequest(scene.world, address, scene.secret.clientSecret, scene.secret.clientId)).status, 200, 'the window has room again');
     });
@@ -111,8 +140,14 @@ for (const stores of ['configured', 'embedded'] as const) {
       assert.equal((await form(`${url}/oauth/v2/revoke`, address, { token: 'x' }, basicHeader('no-such-client', 'x'))).status, 401);
       assert.equal((await form(`${url}/oauth/v2/introspect`, address, { token: 'x' }, basicHeader('no-such-client', 'x'))).status, 401);
       assert.equal((await form(`${url}/oauth/v2/revoke`, address, { token: 'x' }, basicHeader(scene.app.clientId, 'wrong'))).status, 401);
-      assertThrottledOAuth(await form(`${url}/oauth/v2/introspect`, address, { token: scene.accessToken }, basicHeader(scene.app.clientId, scene.app.clientSecret)), 'introspection');
-      assertThrottledOAuth(await form(`${url}/oauth/v2/revoke`, address, { token: 'x' }, basicHeader(scene.app.clientId, scene.app.clientSecret)), 'revocation');
+      assertThrottledOAuth(
+        await form(`${url}/oauth/v2/introspect`, address, { token: scene.accessToken }, basicHeader(scene.app.clientId, scene.app.clientSecret)),
+        'introspection',
+      );
+      assertThrottledOAuth(
+        await form(`${url}/oauth/v2/revoke`, address, { token: 'x' }, basicHeader(scene.app.clientId, scene.app.clientSecret)),
+        'revocation',
+      );
       assertThrottledOAuth(await tokenRequest(scene.world, address, scene.secret.clientSecret, scene.secret.clientId), 'token');
       assertThrottledApi(await adminCall(url, address, scene.world.pat), 'admin API with a valid PAT');
       const login = await loginForm(scene, address);
@@ -133,8 +168,15 @@ for (const stores of ['configured', 'embedded'] as const) {
         assert.equal(answer.status, 400, answer.text);
         assert.equal(answer.body.error, 'invalid_grant');
       }
-      assertThrottledOAuth(await form(url, address, { grant_type: JWT_BEARER, assertion: await jwtProfileAssertion(scene.key, scene.world.issuer), scope: 'openid' }), 'a valid assertion');
-      const other = await form(url, newAddress(), { grant_type: JWT_BEARER, assertion: await jwtProfileAssertion(scene.key, scene.world.issuer), scope: 'openid' });
+      assertThrottledOAuth(
+        await form(url, address, { grant_type: JWT_BEARER, assertion: await jwtProfileAssertion(scene.key, scene.world.issuer), scope: 'openid' }),
+        'a valid assertion',
+      );
+      const other = await form(url, newAddress(), {
+        grant_type: JWT_BEARER,
+        assertion: await jwtProfileAssertion(scene.key, scene.world.issuer),
+        scope: 'openid',
+      });
       assert.equal(other.status, 200, other.text);
     });
 
@@ -143,9 +185,12 @@ for (const stores of ['configured', 'embedded'] as const) {
       const url = scene.world.server.url;
       for (let i = 0; i < 10; i++) assert.equal((await request(`${url}/admin/v1/signing_keys`, { headers: { 'x-forwarded-for': address } })).status, 401);
       assert.equal((await adminCall(url, address, scene.world.pat)).status, 200, 'requests without a token are not authentication attempts');
-      for (const token of ['unknown-token', 'a.b.c', `${scene.world.pat}x`, scene.accessToken]) assert.equal((await adminCall(url, address, token)).status, 401, token);
+      for (const token of ['unknown-token', 'a.b.c', `${scene.world.pat}x`, scene.accessToken])
+        assert.equal((await adminCall(url, address, token)).status, 401, token);
       assertThrottledApi(await adminCall(url, address, scene.world.pat), 'a valid PAT while blocked');
-      const management = await request(`${url}/management/v1/users/123`, { headers: { authorization: `Bearer ${scene.world.pat}`, 'x-forwarded-for': address } });
+      const management = await request(`${url}/management/v1/users/123`, {
+        headers: { authorization: `Bearer ${scene.world.pat}`, 'x-forwarded-for': address },
+      });
       assertThrottledApi(management, 'management');
       assert.equal((await adminCall(url, newAddress(), scene.world.pat)).status, 200, 'another address is unaffected');
     });
@@ -153,7 +198,12 @@ for (const stores of ['configured', 'embedded'] as const) {
     test('login page: wrong passwords and unknown login names count; then the right password gets the 429 page', async () => {
       const address = newAddress();
       const login = await loginForm(scene, address);
-      for (const [password, name] of [['wrong', undefined], ['wrong-again', undefined], ['x', 'nobody'], ['y', 'nobody@example.test']] as const) {
+      for (const [password, name] of [
+        ['wrong', undefined],
+        ['wrong-again', undefined],
+        ['x', 'nobody'],
+        ['y', 'nobody@example.test'],
+      ] as const) {
         const answer = await login(password, name);
         assert.equal(answer.status, 200);
         assert.match(answer.text, /login name or password is wrong/);
@@ -172,7 +222,9 @@ for (const stores of ['configured', 'embedded'] as const) {
       const address = newAddress();
       const url = scene.world.server.url;
       const answers = await Promise.all(
-        Array.from({ length: 200 }, (_, i) => (i % 2 ? tokenRequest(scene.world, address, scene.secret.clientSecret, scene.secret.clientId) : adminCall(url, address, scene.world.pat))),
+        Array.from({ length: 200 }, (_, i) =>
+          i % 2 ? tokenRequest(scene.world, address, scene.secret.clientSecret, scene.secret.clientId) : adminCall(url, address, scene.world.pat),
+        ),
       );
       assert.deepEqual([...new Set(answers.map((a) => a.status))], [200]);
       const redis = scene.world.server.running.redis;
@@ -253,12 +305,14 @@ describe('two server processes sharing one Redis', { skip: needsPostgres || need
     const address = newAddress();
     for (let i = 0; i < LIMIT + 1; i++) assert.equal((await tokenRequest(on(0), address, 'wrong', secret.clientId)).status, 401);
     assertThrottledOAuth(await rightSecretSoon(1, address), 'the other node', 30);
-    const admin = await request(`${cluster.nodes[1]!.url}/admin/v1/signing_keys`, { headers: { authorization: `Bearer ${cluster.adminPat}`, 'x-forwarded-for': address } });
+    const admin = await request(`${cluster.nodes[1]!.url}/admin/v1/signing_keys`, {
+      headers: { authorization: `Bearer ${cluster.adminPat}`, 'x-forwarded-for': address },
+    });
     assertThrottledApi(admin, 'the other node, admin API');
     assert.equal((await tokenRequest(on(1), newAddress(), secret.clientSecret, secret.clientId)).status, 200);
   });
 
-  test('the counters live in Redis under the nodes\' prefix', async () => {
+  test("the counters live in Redis under the nodes' prefix", async () => {
     const plain = new Redis(REDIS_URL!, { lazyConnect: true });
     await plain.connect();
     try {

@@ -148,7 +148,9 @@ describe('start on PostgreSQL and Redis', { skip: needsPostgres || needsRedis },
   it('keeps its signing keys in PostgreSQL, the private parts sealed', async () => {
     const kids = await publishedKids(server);
     assert.equal(kids.length, 2);
-    const { rows } = await pool.query<{ kid: string; private_jwk: Buffer; public_jwk: Json }>(`SELECT kid, private_jwk, public_jwk FROM "${schema}".signing_keys`);
+    const { rows } = await pool.query<{ kid: string; private_jwk: Buffer; public_jwk: Json }>(
+      `SELECT kid, private_jwk, public_jwk FROM "${schema}".signing_keys`,
+    );
     assert.deepEqual(rows.map((r) => r.kid).sort(), [...kids].sort());
     for (const row of rows) {
       assert.ok(!row.private_jwk.toString('latin1').includes('"d"'), 'private_jwk is not in clear');
@@ -219,10 +221,7 @@ describe('bad configuration stops the process with one line', () => {
       run('unreadable CONFIG_FILE', { CONFIG_FILE: '/nonexistent/portcullis.yaml' }),
     ]);
     // Failures found after the embedded database is open (CPU-heavy): two at a time.
-    await Promise.all([
-      run('unreachable Redis', { REDIS_URL: 'redis://127.0.0.1:1' }),
-      run('port in use', { PORT: String(occupiedPort) }),
-    ]);
+    await Promise.all([run('unreachable Redis', { REDIS_URL: 'redis://127.0.0.1:1' }), run('port in use', { PORT: String(occupiedPort) })]);
   });
   after(async () => {
     await killAllChildren();

@@ -14,9 +14,15 @@ describe('in Chromium: a second factor required by the login policy or the app',
   let config: client.Configuration;
 
   before(async () => {
-    ui = await startLoginUi({ fay: { firstName: 'Fay', lastName: 'Forced' }, abe: { firstName: 'Abe', lastName: 'Acr' }, zed: { firstName: 'Zed', lastName: 'Zero' } });
+    ui = await startLoginUi({
+      fay: { firstName: 'Fay', lastName: 'Forced' },
+      abe: { firstName: 'Abe', lastName: 'Acr' },
+      zed: { firstName: 'Zed', lastName: 'Zero' },
+    });
     const app = await ui.world.createApp(confidentialAppFor(ui.rp));
-    config = await client.discovery(new URL(ui.world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), { execute: [client.allowInsecureRequests] });
+    config = await client.discovery(new URL(ui.world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
+      execute: [client.allowInsecureRequests],
+    });
   });
   after(async () => {
     await ui?.stop();
@@ -36,11 +42,22 @@ describe('in Chromium: a second factor required by the login policy or the app',
   async function authorize(p: Page, extra: Record<string, string> = {}) {
     const pkceCodeVerifier = client.randomPKCECodeVerifier();
     const expectedNonce = client.randomNonce();
-    const url = client.buildAuthorizationUrl(config, { redirect_uri: ui.rp.callback, scope: 'openid', code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier), code_challenge_method: 'S256', nonce: expectedNonce, ...extra });
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: ui.rp.callback,
+      scope: 'openid',
+      code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
+      code_challenge_method: 'S256',
+      nonce: expectedNonce,
+      ...extra,
+    });
     await p.goto(url.href);
     return async () => {
       const landed = await landedOn(p, ui.rp.callback);
-      const tokens = await client.authorizationCodeGrant(config, landed, { pkceCodeVerifier, expectedNonce, ...(extra.max_age ? { maxAge: Number(extra.max_age) } : {}) });
+      const tokens = await client.authorizationCodeGrant(config, landed, {
+        pkceCodeVerifier,
+        expectedNonce,
+        ...(extra.max_age ? { maxAge: Number(extra.max_age) } : {}),
+      });
       return tokens.claims()!;
     };
   }
@@ -55,7 +72,7 @@ describe('in Chromium: a second factor required by the login policy or the app',
 
   /** Completes the set-up page of a login: bad codes first, then the right one; answers the key and the recovery codes. */
   async function setUp(p: Page): Promise<{ secret: Buffer; recovery: string[] }> {
-    assert.match(await p.textContent('main') ?? '', /needs a second factor/);
+    assert.match((await p.textContent('main')) ?? '', /needs a second factor/);
     const secret = base32Decode((await p.textContent('#otpSecret'))!);
     await submitCode(p, '1234567');
     assert.match(await alert(p), /Enter the 6 digits/);
@@ -81,7 +98,9 @@ describe('in Chromium: a second factor required by the login policy or the app',
     const claims = await finish();
     assert.deepEqual(claims.amr, ['pwd', 'otp', 'mfa']);
     assert.equal(claims.acr, 'mfa');
-    assert.deepEqual((await ui.world.api('GET', `/management/v1/users/${fay.userId}/auth_factors`)).body, { result: [{ otp: {}, state: 'AUTH_FACTOR_STATE_READY' }] });
+    assert.deepEqual((await ui.world.api('GET', `/management/v1/users/${fay.userId}/auth_factors`)).body, {
+      result: [{ otp: {}, state: 'AUTH_FACTOR_STATE_READY' }],
+    });
 
     const again = await authorize(p, { prompt: 'login' });
     await password(p, fay);
@@ -121,7 +140,7 @@ describe('in Chromium: a second factor required by the login policy or the app',
     const { page: p } = await ui.freshPage();
     await authorize(p);
     await password(p, ui.users.zed);
-    assert.match(await p.textContent('main') ?? '', /none is allowed for your organization/);
+    assert.match((await p.textContent('main')) ?? '', /none is allowed for your organization/);
     assert.ok(new URL(p.url()).pathname.startsWith('/ui/login/'));
     assert.deepEqual((await ui.world.api('GET', `/management/v1/users/${ui.users.zed.userId}/auth_factors`)).body, { result: [] }, 'nothing stored');
     assert.equal((await ui.world.api('DELETE', '/management/v1/policies/login')).status, 200);

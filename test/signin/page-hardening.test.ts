@@ -3,7 +3,19 @@ import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
 import { apiClient, request } from '../support/api.ts';
-import { codeLogin, confidentialAppFor, landedOn, launchBrowser, needsChromium, signIn, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld, type TestUser } from '../support/browser.ts';
+import {
+  codeLogin,
+  confidentialAppFor,
+  landedOn,
+  launchBrowser,
+  needsChromium,
+  signIn,
+  startRelyingParty,
+  startSignInWorld,
+  type RelyingParty,
+  type SignInWorld,
+  type TestUser,
+} from '../support/browser.ts';
 import { readAdminPat, testServer } from '../support/server.ts';
 
 // Browser hardening of every HTML page the service renders (the login pages,
@@ -23,7 +35,9 @@ before(async () => {
   [world, rp] = await Promise.all([startSignInWorld(), startRelyingParty()]);
   app = await world.createApp({ ...confidentialAppFor(rp), name: 'Hardened' });
   user = await world.createUser('hedda', { firstName: 'Hedda', lastName: 'Hard' });
-  config = await client.discovery(new URL(world.issuer), app.clientId, app.clientSecret, client.ClientSecretBasic(app.clientSecret!), { execute: [client.allowInsecureRequests] });
+  config = await client.discovery(new URL(world.issuer), app.clientId, app.clientSecret, client.ClientSecretBasic(app.clientSecret!), {
+    execute: [client.allowInsecureRequests],
+  });
 });
 
 after(async () => {
@@ -33,7 +47,13 @@ after(async () => {
 
 function directives(csp: string | null): Map<string, string[]> {
   assert.ok(csp, 'a Content-Security-Policy header');
-  return new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).filter((d) => d[0]).map(([name, ...values]) => [name!, values]));
+  return new Map(
+    csp
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .filter((d) => d[0])
+      .map(([name, ...values]) => [name!, values]),
+  );
 }
 
 /** The headers docs/security.md names for every HTML page, and no inline script or style in the page itself. */
@@ -53,10 +73,22 @@ function assertHardened(headers: Headers | Record<string, string>, html: string,
 }
 
 async function startLogin(params: Record<string, string> = {}): Promise<{ location: string; cookies: string }> {
-  const url = client.buildAuthorizationUrl(config, { redirect_uri: rp.callback, scope: 'openid', code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()), code_challenge_method: 'S256', ...params });
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: rp.callback,
+    scope: 'openid',
+    code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+    code_challenge_method: 'S256',
+    ...params,
+  });
   const answer = await request(url.href);
   assert.equal(answer.status, 303, answer.text);
-  return { location: new URL(answer.headers.get('location')!, world.server.url).href, cookies: answer.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ') };
+  return {
+    location: new URL(answer.headers.get('location')!, world.server.url).href,
+    cookies: answer.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; '),
+  };
 }
 
 describe('headers of every HTML page', () => {
@@ -66,9 +98,17 @@ describe('headers of every HTML page', () => {
     assert.equal(loginName.status, 200);
     assertHardened(loginName.headers, loginName.text, 'login name page');
     const csrf = /name="csrf" value="([^"]+)"/.exec(loginName.text)![1]!;
-    const password = await request(`${location}/login-name`, { method: 'POST', headers: { cookie: cookies, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf, loginName: user.loginName }) });
+    const password = await request(`${location}/login-name`, {
+      method: 'POST',
+      headers: { cookie: cookies, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf, loginName: user.loginName }),
+    });
     assertHardened(password.headers, password.text, 'password page');
-    const wrong = await request(`${location}/password`, { method: 'POST', headers: { cookie: cookies, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf, loginName: user.loginName, password: 'wrong' }) });
+    const wrong = await request(`${location}/password`, {
+      method: 'POST',
+      headers: { cookie: cookies, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf, loginName: user.loginName, password: 'wrong' }),
+    });
     assertHardened(wrong.headers, wrong.text, 'password page with an error');
     const register = await request(`${location}/register`, { headers: { cookie: cookies } });
     assertHardened(register.headers, register.text, 'registration page');
@@ -78,7 +118,9 @@ describe('headers of every HTML page', () => {
   });
 
   test("the engine's error page (an unregistered redirect_uri is never redirected to)", async () => {
-    const answer = await request(`${world.server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: 'https://evil.example/cb', response_type: 'code', scope: 'openid' })}`);
+    const answer = await request(
+      `${world.server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: 'https://evil.example/cb', response_type: 'code', scope: 'openid' })}`,
+    );
     assert.equal(answer.status, 400);
     assertHardened(answer.headers, answer.text, 'engine error page');
   });
@@ -112,14 +154,21 @@ describe('headers of every HTML page', () => {
 
 describe('cookie attributes', () => {
   function attributesOf(setCookies: string[]): Map<string, Set<string>> {
-    return new Map(setCookies.map((c) => {
-      const [pair, ...attrs] = c.split(';').map((p) => p.trim());
-      return [pair!.split('=')[0]!, new Set(attrs.map((a) => a.split('=')[0]!.toLowerCase() + (a.toLowerCase().startsWith('samesite=') ? `=${a.split('=')[1]!.toLowerCase()}` : '')))];
-    }));
+    return new Map(
+      setCookies.map((c) => {
+        const [pair, ...attrs] = c.split(';').map((p) => p.trim());
+        return [
+          pair!.split('=')[0]!,
+          new Set(attrs.map((a) => a.split('=')[0]!.toLowerCase() + (a.toLowerCase().startsWith('samesite=') ? `=${a.split('=')[1]!.toLowerCase()}` : ''))),
+        ];
+      }),
+    );
   }
 
   test('with an http issuer: HttpOnly and SameSite=Lax, not Secure (a browser would drop them)', async () => {
-    const answer = await request(`${world.server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: rp.callback, response_type: 'code', scope: 'openid', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`);
+    const answer = await request(
+      `${world.server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: rp.callback, response_type: 'code', scope: 'openid', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`,
+    );
     const cookies = attributesOf(answer.headers.getSetCookie());
     assert.ok(cookies.size >= 2, [...cookies.keys()].join());
     for (const [name, attrs] of cookies) {
@@ -135,22 +184,36 @@ describe('cookie attributes', () => {
       const api = apiClient(https.url, readAdminPat(https.dataDir));
       const project = await api('POST', '/management/v1/projects', { body: { name: 'P' } });
       const created = await api('POST', `/management/v1/projects/${project.body.id}/apps/oidc`, { body: { name: 'A', ...confidentialAppFor(rp) } });
-      const human = await api('POST', '/management/v1/users/human', { body: { userName: 'sec', profile: { firstName: 'S', lastName: 'C' }, email: { email: 'sec@example.test' }, password: 'Secure-Passw0rd' } });
+      const human = await api('POST', '/management/v1/users/human', {
+        body: { userName: 'sec', profile: { firstName: 'S', lastName: 'C' }, email: { email: 'sec@example.test' }, password: 'Secure-Passw0rd' },
+      });
       assert.equal(human.status, 200, human.text);
       const seen: string[] = [];
-      const authorize = await request(`${https.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: created.body.clientId, redirect_uri: rp.callback, response_type: 'code', scope: 'openid', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`);
+      const authorize = await request(
+        `${https.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: created.body.clientId, redirect_uri: rp.callback, response_type: 'code', scope: 'openid', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`,
+      );
       seen.push(...authorize.headers.getSetCookie());
-      const jar = authorize.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+      const jar = authorize.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
       const location = authorize.headers.get('location')!;
       const page = await request(`${https.url}${new URL(location, https.url).pathname}`, { headers: { cookie: jar } });
       const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)![1]!;
-      const login = await request(`${https.url}${new URL(location, https.url).pathname}/password`, { method: 'POST', headers: { cookie: jar, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf, loginName: 'sec', password: 'Secure-Passw0rd' }) });
+      const login = await request(`${https.url}${new URL(location, https.url).pathname}/password`, {
+        method: 'POST',
+        headers: { cookie: jar, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ csrf, loginName: 'sec', password: 'Secure-Passw0rd' }),
+      });
       assert.equal(login.status, 303, login.text);
       seen.push(...login.headers.getSetCookie());
       const resumed = await request(`${https.url}${new URL(login.headers.get('location')!).pathname}`, { headers: { cookie: jar } });
       seen.push(...resumed.headers.getSetCookie());
       const cookies = attributesOf(seen);
-      assert.ok([...cookies.keys()].some((name) => name.startsWith('_session')), `the session cookie was set: ${[...cookies.keys()].join()}`);
+      assert.ok(
+        [...cookies.keys()].some((name) => name.startsWith('_session')),
+        `the session cookie was set: ${[...cookies.keys()].join()}`,
+      );
       for (const [name, attrs] of cookies) {
         assert.ok(attrs.has('secure'), `${name} is Secure`);
         assert.ok(attrs.has('httponly'), `${name} is HttpOnly`);
@@ -172,7 +235,12 @@ describe('in Chromium: the pages work under their policy', { skip: needsChromium
   });
 
   /** A page that records every CSP violation the browser reports and every HTML document our server sent. */
-  async function watchedPage(): Promise<{ page: Page; violations: string[]; documents: Array<Promise<{ url: string; headers: Record<string, string>; html?: string }>>; close(): Promise<void> }> {
+  async function watchedPage(): Promise<{
+    page: Page;
+    violations: string[];
+    documents: Array<Promise<{ url: string; headers: Record<string, string>; html?: string }>>;
+    close(): Promise<void>;
+  }> {
     const context = await browser.newContext({ locale: 'en-US' });
     context.setDefaultTimeout(10_000);
     const page = await context.newPage();
@@ -185,7 +253,9 @@ describe('in Chromium: the pages work under their policy', { skip: needsChromium
     page.on('response', (response) => {
       if (response.request().resourceType() !== 'document' || !response.url().startsWith(world.issuer) || response.status() >= 300) return;
       // A self-submitting page may be gone before its body is read: its headers still count.
-      documents.push(Promise.all([response.allHeaders(), response.text().catch(() => undefined)]).then(([headers, html]) => ({ url: response.url(), headers, html })));
+      documents.push(
+        Promise.all([response.allHeaders(), response.text().catch(() => undefined)]).then(([headers, html]) => ({ url: response.url(), headers, html })),
+      );
     });
     return { page, violations, documents, close: () => context.close() };
   }
@@ -198,7 +268,14 @@ describe('in Chromium: the pages work under their policy', { skip: needsChromium
   test('code login, then logout through the self-submitting logout page: styled pages, no violation', async () => {
     const { page, violations, documents, close } = await watchedPage();
     try {
-      await page.goto(client.buildAuthorizationUrl(config, { redirect_uri: rp.callback, scope: 'openid', code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()), code_challenge_method: 'S256' }).href);
+      await page.goto(
+        client.buildAuthorizationUrl(config, {
+          redirect_uri: rp.callback,
+          scope: 'openid',
+          code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+          code_challenge_method: 'S256',
+        }).href,
+      );
       // The style sheet applied: the card is white on the grey page.
       assert.equal(await page.evaluate("getComputedStyle(document.querySelector('main')).backgroundColor"), 'rgb(255, 255, 255)');
       await page.goto('about:blank');
@@ -220,7 +297,16 @@ describe('in Chromium: the pages work under their policy', { skip: needsChromium
           if (req.url().startsWith(rp.callback) && req.method() === 'POST') resolve(req.postData() ?? '');
         });
       });
-      await page.goto(client.buildAuthorizationUrl(config, { redirect_uri: rp.callback, scope: 'openid', response_mode: 'form_post', state: 'fp', code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()), code_challenge_method: 'S256' }).href);
+      await page.goto(
+        client.buildAuthorizationUrl(config, {
+          redirect_uri: rp.callback,
+          scope: 'openid',
+          response_mode: 'form_post',
+          state: 'fp',
+          code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+          code_challenge_method: 'S256',
+        }).href,
+      );
       await signIn(page, user);
       const form = new URLSearchParams(await posted);
       assert.ok(form.get('code'), `a code was posted: ${form}`);

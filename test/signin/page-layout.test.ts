@@ -21,7 +21,9 @@ describe('in Chromium: the login pages at 1280 and 375 px with a long login name
 
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    ui = await startLoginUi({ 'maximiliane.alexandra.von-und-zu-liechtenstein': { firstName: 'Maximiliane Alexandra Konstanze', lastName: 'von und zu Liechtenstein-Hohenberg' } });
+    ui = await startLoginUi({
+      'maximiliane.alexandra.von-und-zu-liechtenstein': { firstName: 'Maximiliane Alexandra Konstanze', lastName: 'von und zu Liechtenstein-Hohenberg' },
+    });
   });
   after(async () => {
     await ui?.stop();

@@ -20,12 +20,21 @@ describe('in Chromium: passkeys', { skip: needsChromium }, () => {
   before(async () => {
     ui = await startLoginUi({ pia: { firstName: 'Pia', lastName: 'Passkey' } });
     const app = await ui.world.createApp(confidentialAppFor(ui.rp));
-    config = await client.discovery(new URL(ui.world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), { execute: [client.allowInsecureRequests] });
+    config = await client.discovery(new URL(ui.world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
+      execute: [client.allowInsecureRequests],
+    });
     ({ context, page: p } = await ui.freshPage());
     const cdp = await context.newCDPSession(p);
     await cdp.send('WebAuthn.enable');
     await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
     });
   });
   after(async () => {
@@ -39,7 +48,14 @@ describe('in Chromium: passkeys', { skip: needsChromium }, () => {
   async function authorize(extra: Record<string, string> = {}) {
     const pkceCodeVerifier = client.randomPKCECodeVerifier();
     const expectedNonce = client.randomNonce();
-    const url = client.buildAuthorizationUrl(config, { redirect_uri: ui.rp.callback, scope: 'openid', code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier), code_challenge_method: 'S256', nonce: expectedNonce, ...extra });
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: ui.rp.callback,
+      scope: 'openid',
+      code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
+      code_challenge_method: 'S256',
+      nonce: expectedNonce,
+      ...extra,
+    });
     await p.goto(url.href);
     return async () => {
       const landed = await landedOn(p, ui.rp.callback);
@@ -166,8 +182,14 @@ describe('in Chromium: passkeys', { skip: needsChromium }, () => {
     const removed = await ui.world.api('DELETE', `/management/v1/users/${pia.userId}/passkeys/${passkeyId}`);
     assert.equal(removed.status, 200, JSON.stringify(removed.body));
     assert.equal((await ui.world.api('DELETE', `/management/v1/users/${pia.userId}/passkeys/${passkeyId}`)).status, 404);
-    const { rows } = await ui.world.server.running.db.query<{ event_type: string }>("SELECT event_type FROM events WHERE aggregate_id = $1 AND event_type LIKE 'user.passkey.%' ORDER BY position", [pia.userId]);
-    assert.deepEqual(rows.map((r) => r.event_type), ['user.passkey.added', 'user.passkey.removed']);
+    const { rows } = await ui.world.server.running.db.query<{ event_type: string }>(
+      "SELECT event_type FROM events WHERE aggregate_id = $1 AND event_type LIKE 'user.passkey.%' ORDER BY position",
+      [pia.userId],
+    );
+    assert.deepEqual(
+      rows.map((r) => r.event_type),
+      ['user.passkey.added', 'user.passkey.removed'],
+    );
 
     await authorize({ prompt: 'login' });
     await p.click('#passkey-authenticate');

@@ -20,7 +20,9 @@ describe('in Chromium: second factors with an authenticator app', { skip: needsC
   before(async () => {
     ui = await startLoginUi({ tess: { firstName: 'Tess', lastName: 'Totp' }, nora: { firstName: 'Nora', lastName: 'Nofactor' } });
     const app = await ui.world.createApp(confidentialAppFor(ui.rp));
-    config = await client.discovery(new URL(ui.world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), { execute: [client.allowInsecureRequests] });
+    config = await client.discovery(new URL(ui.world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
+      execute: [client.allowInsecureRequests],
+    });
   });
   after(async () => {
     await ui?.stop();
@@ -48,7 +50,13 @@ describe('in Chromium: second factors with an authenticator app', { skip: needsC
   async function startLogin(p: Page, user: { loginName: string; password: string }) {
     const pkceCodeVerifier = client.randomPKCECodeVerifier();
     const expectedNonce = client.randomNonce();
-    const url = client.buildAuthorizationUrl(config, { redirect_uri: ui.rp.callback, scope: 'openid', code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier), code_challenge_method: 'S256', nonce: expectedNonce });
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: ui.rp.callback,
+      scope: 'openid',
+      code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
+      code_challenge_method: 'S256',
+      nonce: expectedNonce,
+    });
     await p.goto(url.href);
     await signIn(p, user);
     await p.waitForLoadState();
@@ -71,12 +79,16 @@ describe('in Chromium: second factors with an authenticator app', { skip: needsC
     await p.click('button[type=submit]');
     assert.equal((await p.textContent('#otpState'))?.trim(), 'Not set up');
     await p.click('text=Set up an authenticator app');
-    assert.equal(await p.locator('.qr svg path').count() > 0, true, 'the QR code is inline SVG');
+    assert.equal((await p.locator('.qr svg path').count()) > 0, true, 'the QR code is inline SVG');
     await screenshot(p, 'security-otp-setup');
     secret = base32Decode((await p.textContent('#otpSecret'))!);
     assert.equal(secret.length, 20);
 
-    for (const [code, message] of [['', /Enter the 6 digits/], ['1234567', /Enter the 6 digits/], [totpCode(secret, totpStep(Date.now()) - 5), /wrong or was already used/]] as const) {
+    for (const [code, message] of [
+      ['', /Enter the 6 digits/],
+      ['1234567', /Enter the 6 digits/],
+      [totpCode(secret, totpStep(Date.now()) - 5), /wrong or was already used/],
+    ] as const) {
       await submitCode(p, code);
       assert.match(await alert(p), message, `code ${JSON.stringify(code)}`);
     }
@@ -93,7 +105,10 @@ describe('in Chromium: second factors with an authenticator app', { skip: needsC
     assert.ok(!Buffer.from(rows[0]!.secret).includes(secret), 'the secret is sealed at rest');
     const digests = await ui.world.server.running.db.query<{ digest: Uint8Array }>('SELECT digest FROM user_recovery_codes WHERE user_id = $1', [tess.userId]);
     assert.equal(digests.rows.length, 10);
-    assert.ok(digests.rows.every((r) => !recovery.some((code) => Buffer.from(r.digest).includes(Buffer.from(code)))), 'recovery codes are stored as digests only');
+    assert.ok(
+      digests.rows.every((r) => !recovery.some((code) => Buffer.from(r.digest).includes(Buffer.from(code)))),
+      'recovery codes are stored as digests only',
+    );
 
     // The security page asks for a code too, now.
     await p.click('text=Done');
@@ -173,8 +188,14 @@ describe('in Chromium: second factors with an authenticator app', { skip: needsC
     assert.equal(removed.status, 200, JSON.stringify(removed.body));
     assert.equal((await ui.world.api('DELETE', `/management/v1/users/${tess.userId}/auth_factors/otp`)).status, 404, 'nothing left to remove');
     assert.deepEqual((await ui.world.api('GET', `/management/v1/users/${tess.userId}/auth_factors`)).body, { result: [] });
-    const { rows } = await ui.world.server.running.db.query<{ event_type: string }>("SELECT event_type FROM events WHERE aggregate_id = $1 AND event_type LIKE 'user.otp.%' ORDER BY position", [tess.userId]);
-    assert.deepEqual(rows.map((r) => r.event_type), ['user.otp.added', 'user.otp.removed']);
+    const { rows } = await ui.world.server.running.db.query<{ event_type: string }>(
+      "SELECT event_type FROM events WHERE aggregate_id = $1 AND event_type LIKE 'user.otp.%' ORDER BY position",
+      [tess.userId],
+    );
+    assert.deepEqual(
+      rows.map((r) => r.event_type),
+      ['user.otp.added', 'user.otp.removed'],
+    );
     const left = await ui.world.server.running.db.query('SELECT 1 FROM user_recovery_codes WHERE user_id = $1', [tess.userId]);
     assert.equal(left.rows.length, 0, 'the recovery codes went with it');
     const p = await page();

@@ -7,7 +7,10 @@ import type { ApiResponse } from './api.ts';
 /** `{code: integer, message: string, details: [{'@type': string}]}`. */
 export function assertErrorBody(response: ApiResponse, code?: number): void {
   const { body } = response;
-  assert.ok(body && typeof body === 'object' && !Array.isArray(body), `error body is not a JSON object (HTTP ${response.status}): ${response.text.slice(0, 300)}`);
+  assert.ok(
+    body && typeof body === 'object' && !Array.isArray(body),
+    `error body is not a JSON object (HTTP ${response.status}): ${response.text.slice(0, 300)}`,
+  );
   assert.equal(typeof body.code, 'number', `error body has no numeric code: ${response.text.slice(0, 300)}`);
   assert.ok(Number.isInteger(body.code));
   assert.equal(typeof body.message, 'string');

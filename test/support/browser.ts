@@ -18,13 +18,22 @@ export const ARTIFACTS = join(ROOT, 'artifacts');
  * (`apt-get install chromium`); never under CI, which installs it, so a
  * missing browser there fails loudly instead.
  */
-export const needsChromium = existsSync('/usr/bin/chromium') || process.env.CI === 'true' ? false : 'Debian chromium is not installed (apt-get install chromium)';
+export const needsChromium =
+  existsSync('/usr/bin/chromium') || process.env.CI === 'true' ? false : 'Debian chromium is not installed (apt-get install chromium)';
 
 /** Debian's Chromium, headless, with no traffic of its own to the closed network. */
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -117,7 +126,10 @@ export interface SignInWorld {
   projectId: string;
   api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
   createApp(options: AppOptions): Promise<{ appId: string; clientId: string; clientSecret?: string }>;
-  createUser(userName: string, profile?: { firstName?: string; lastName?: string; email?: string; phone?: string; preferredLanguage?: string }): Promise<TestUser>;
+  createUser(
+    userName: string,
+    profile?: { firstName?: string; lastName?: string; email?: string; phone?: string; preferredLanguage?: string },
+  ): Promise<TestUser>;
   stop(): Promise<void>;
 }
 
@@ -156,7 +168,11 @@ export async function startSignInWorld(env: Record<string, string> = {}): Promis
     projectId: project.body.id,
     api,
     async createApp(options) {
-      const response = await api('POST', `/management/v1/projects/${project.body.id}/apps/oidc`, { name: options.name ?? `app ${++counter}`, devMode: true, ...options });
+      const response = await api('POST', `/management/v1/projects/${project.body.id}/apps/oidc`, {
+        name: options.name ?? `app ${++counter}`,
+        devMode: true,
+        ...options,
+      });
       assert.equal(response.status, 200, JSON.stringify(response.body));
       return response.body;
     },
@@ -164,7 +180,11 @@ export async function startSignInWorld(env: Record<string, string> = {}): Promis
       const password = `Pw-${userName}-1234`;
       const response = await api('POST', '/management/v1/users/human', {
         userName,
-        profile: { firstName: profile.firstName ?? userName[0]!.toUpperCase() + userName.slice(1), lastName: profile.lastName ?? 'Tester', ...(profile.preferredLanguage ? { preferredLanguage: profile.preferredLanguage } : {}) },
+        profile: {
+          firstName: profile.firstName ?? userName[0]!.toUpperCase() + userName.slice(1),
+          lastName: profile.lastName ?? 'Tester',
+          ...(profile.preferredLanguage ? { preferredLanguage: profile.preferredLanguage } : {}),
+        },
         email: { email: profile.email ?? `${userName}@acme.example.test`, isEmailVerified: true },
         ...(profile.phone ? { phone: { phone: profile.phone } } : {}),
         password,

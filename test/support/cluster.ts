@@ -54,7 +54,8 @@ export async function startCluster(count = 3, extraEnv: Record<string, string> =
     ...extraEnv,
   };
   const nodes: ClusterNode[] = [];
-  const output = () => nodes.map((n) => `--- node ${n.name} (port ${n.port}) ---\n${n.server.stdout().slice(-4000)}${n.server.stderr().slice(-4000)}`).join('\n');
+  const output = () =>
+    nodes.map((n) => `--- node ${n.name} (port ${n.port}) ---\n${n.server.stdout().slice(-4000)}${n.server.stderr().slice(-4000)}`).join('\n');
   const stopAll = async () => {
     await Promise.all(nodes.map((n) => n.server.stop('SIGTERM', 5000).catch(() => null)));
     await storage.cleanup().catch(() => {});

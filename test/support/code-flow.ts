@@ -92,7 +92,12 @@ const MAX_HOPS = 20;
 function csrfOf(html: string): string {
   const match = /name="csrf" value="([^"]*)"/.exec(html);
   if (!match) throw new FlowError(`no csrf field on the login page: ${html.slice(0, 300)}`);
-  return match[1]!.replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>');
+  return match[1]!
+    .replace(/&amp;/g, '&')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>');
 }
 
 /**
@@ -151,8 +156,12 @@ export async function runCodeFlow(client: CodeFlowClient, user: CodeFlowUser, si
     if (answer.status === 200 && answer.url.pathname.startsWith('/ui/login/') && !loggedIn && answer.body.includes('name="loginName"')) {
       const page = answer.url.pathname.replace(/\/$/, '');
       const csrf = csrfOf(answer.body);
-      const named = await send(new URL(`${page}/login-name`, base), { method: 'POST', body: new URLSearchParams({ csrf, loginName: user.loginName }).toString() });
-      if (named.status !== 200 || !named.body.includes('name="password"')) throw new FlowError(`login-name step answered ${named.status}: ${named.body.slice(0, 300)}`);
+      const named = await send(new URL(`${page}/login-name`, base), {
+        method: 'POST',
+        body: new URLSearchParams({ csrf, loginName: user.loginName }).toString(),
+      });
+      if (named.status !== 200 || !named.body.includes('name="password"'))
+        throw new FlowError(`login-name step answered ${named.status}: ${named.body.slice(0, 300)}`);
       answer = await send(new URL(`${page}/password`, base), {
         method: 'POST',
         body: new URLSearchParams({ csrf: csrfOf(named.body), loginName: user.loginName, password: user.password }).toString(),

@@ -222,12 +222,19 @@ async function buildWorld(server: InProcessServer): Promise<ExchangeWorld> {
     },
     async createSignInUser(userName, orgId) {
       const password = `Pw-${userName}-${randomUUID().slice(0, 8)}`;
-      const body = { userName, profile: { firstName: 'Test', lastName: userName }, email: { email: `${userName}@example.com`, isEmailVerified: true }, password };
+      const body = {
+        userName,
+        profile: { firstName: 'Test', lastName: userName },
+        email: { email: `${userName}@example.com`, isEmailVerified: true },
+        password,
+      };
       const { userId } = await admin('POST', '/management/v1/users/human', body, orgId);
       return { userId, loginName: userName, password };
     },
     async instanceAdmin() {
-      const { rows } = await server.running.db.query<{ id: string }>("SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id WHERE u.type = 'human' AND m.scope = 'instance'");
+      const { rows } = await server.running.db.query<{ id: string }>(
+        "SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id WHERE u.type = 'human' AND m.scope = 'instance'",
+      );
       const password = readFileSync(join(server.dataDir, 'admin.password'), 'utf8').trim();
       return { userId: rows[0]!.id, loginName: 'admin', password };
     },
@@ -245,7 +252,12 @@ async function buildWorld(server: InProcessServer): Promise<ExchangeWorld> {
       return runCodeFlow({ baseUrl: server.url, clientId: app.clientId, clientSecret: app.clientSecret, redirectUri: REDIRECT_URI, scope }, user);
     },
     async createMachine(userName, accessTokenType = 'ACCESS_TOKEN_TYPE_BEARER') {
-      const { userId } = await admin('POST', '/management/v1/users/machine', { userName, name: userName, description: 'token exchange tests', accessTokenType });
+      const { userId } = await admin('POST', '/management/v1/users/machine', {
+        userName,
+        name: userName,
+        description: 'token exchange tests',
+        accessTokenType,
+      });
       const key = await admin('POST', `/management/v1/users/${userId}/keys`, { type: 'KEY_TYPE_JSON' });
       const file = JSON.parse(Buffer.from(key.keyDetails, 'base64').toString('utf8')) as { keyId: string; key: string; userId: string };
       assert.equal(file.userId, userId);

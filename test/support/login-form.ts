@@ -8,15 +8,34 @@ import { request, type ApiResponse } from './api.ts';
 export type PasswordForm = (loginName: string, password: string) => Promise<ApiResponse>;
 
 /** Starts a code flow of `clientId` (by default to http://localhost:1/cb, registered in devMode) and returns its password form. */
-export async function passwordForm(baseUrl: string, clientId: string, headers: Record<string, string> = {}, redirectUri = 'http://localhost:1/cb'): Promise<PasswordForm> {
-  const params = { client_id: clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' };
+export async function passwordForm(
+  baseUrl: string,
+  clientId: string,
+  headers: Record<string, string> = {},
+  redirectUri = 'http://localhost:1/cb',
+): Promise<PasswordForm> {
+  const params = {
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    response_type: 'code',
+    scope: 'openid',
+    code_challenge: 'x'.repeat(43),
+    code_challenge_method: 'S256',
+  };
   const authorize = await request(`${baseUrl}/oauth/v2/authorize?${new URLSearchParams(params)}`);
   assert.equal(authorize.status, 303, authorize.text);
   const location = new URL(authorize.headers.get('location')!, baseUrl).pathname;
-  const cookie = authorize.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const cookie = authorize.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   const page = await request(`${baseUrl}${location}`, { headers: { cookie } });
   const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)?.[1];
   assert.ok(csrf, page.text.slice(0, 300));
   return (loginName, password) =>
-    request(`${baseUrl}${location}/password`, { method: 'POST', headers: { ...headers, cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf, loginName, password }) });
+    request(`${baseUrl}${location}/password`, {
+      method: 'POST',
+      headers: { ...headers, cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf, loginName, password }),
+    });
 }

@@ -57,7 +57,11 @@ export function sendRaw(port: number, request: RawRequest, timeoutMs = 10_000): 
       }
       resolve({ status: Number(match[1]), headers: head, body: end < 0 ? Buffer.alloc(0) : raw.subarray(end + 4) });
     }
-    const lines = [Buffer.from(`${request.method} `, 'latin1'), request.target, Buffer.from(` HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n`, 'latin1')];
+    const lines = [
+      Buffer.from(`${request.method} `, 'latin1'),
+      request.target,
+      Buffer.from(` HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n`, 'latin1'),
+    ];
     for (const [name, value] of request.headers) lines.push(Buffer.from(`${name}: `, 'latin1'), value, Buffer.from('\r\n', 'latin1'));
     if (request.body) lines.push(Buffer.from(`Content-Length: ${request.body.length}\r\n`, 'latin1'));
     lines.push(Buffer.from('\r\n', 'latin1'));

@@ -181,7 +181,9 @@ export async function refused(promise: Promise<unknown>, error: string, status: 
 
 /** A form POST as a client library would never send it; the answer as it came, 5xx included. */
 export async function postForm(url: string, body: string | URLSearchParams, headers: Record<string, string> = {}): Promise<ApiResponse> {
-  return readResponse(await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: body.toString() }));
+  return readResponse(
+    await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: body.toString() }),
+  );
 }
 
 // ---- the scene
@@ -239,7 +241,15 @@ export async function startTokenWorld(env: Record<string, string> = {}): Promise
       api,
       clients,
       async createMachine(userName, accessTokenType = 'BEARER') {
-        const body = await ok(api('POST', '/management/v1/users/machine', { userName, name: userName, description: 'test', accessTokenType: `ACCESS_TOKEN_TYPE_${accessTokenType}` }), `create machine user ${userName}`);
+        const body = await ok(
+          api('POST', '/management/v1/users/machine', {
+            userName,
+            name: userName,
+            description: 'test',
+            accessTokenType: `ACCESS_TOKEN_TYPE_${accessTokenType}`,
+          }),
+          `create machine user ${userName}`,
+        );
         return { userId: body.userId, userName };
       },
       async machineSecret(userId) {
@@ -247,7 +257,10 @@ export async function startTokenWorld(env: Record<string, string> = {}): Promise
         return { clientId: body.clientId, clientSecret: body.clientSecret };
       },
       async machineKey(userId, expirationDate) {
-        const body = await ok(api('POST', `/management/v1/users/${userId}/keys`, { type: 'KEY_TYPE_JSON', ...(expirationDate ? { expirationDate } : {}) }), 'machine key');
+        const body = await ok(
+          api('POST', `/management/v1/users/${userId}/keys`, { type: 'KEY_TYPE_JSON', ...(expirationDate ? { expirationDate } : {}) }),
+          'machine key',
+        );
         const file = decodeKeyFile(body.keyDetails);
         assert.equal(file.type, 'serviceaccount');
         assert.equal(file.userId, userId);

@@ -80,7 +80,11 @@ after(async () => {
 });
 
 const bogusCode = (config: client.Configuration) =>
-  client.genericGrantRequest(config, 'authorization_code', { code: 'bogus-authorization-code', redirect_uri: REDIRECT, code_verifier: client.randomPKCECodeVerifier() });
+  client.genericGrantRequest(config, 'authorization_code', {
+    code: 'bogus-authorization-code',
+    redirect_uri: REDIRECT,
+    code_verifier: client.randomPKCECodeVerifier(),
+  });
 const bogusRefresh = (config: client.Configuration) => client.refreshTokenGrant(config, 'bogus-refresh-token');
 const bogusExchange = (config: client.Configuration) =>
   client.genericGrantRequest(config, TOKEN_EXCHANGE, { subject_token: 'bogus-subject-token', subject_token_type: ACCESS_TOKEN_TYPE, scope: 'openid' });
@@ -93,7 +97,11 @@ describe('token endpoint: authorization_code accepts client_secret_basic, client
   }
 
   test('a public client (none) must send the PKCE code_verifier with the code', async () => {
-    const failure = await refused(client.genericGrantRequest(configs.none, 'authorization_code', { code: 'bogus-authorization-code', redirect_uri: REDIRECT }), 'invalid_grant', 400);
+    const failure = await refused(
+      client.genericGrantRequest(configs.none, 'authorization_code', { code: 'bogus-authorization-code', redirect_uri: REDIRECT }),
+      'invalid_grant',
+      400,
+    );
     assert.ok(failure.error !== 'invalid_client');
   });
 });
@@ -115,20 +123,20 @@ describe('token endpoint: token exchange (feature on) accepts client_secret_basi
 });
 
 describe('token endpoint: client_credentials accepts only client_secret_basic and client_secret_post', () => {
-  test('client_secret_basic with the machine user\'s secret gives an access token', async () => {
+  test("client_secret_basic with the machine user's secret gives an access token", async () => {
     const config = world.clients.config(machine.clientId, client.ClientSecretBasic(machine.clientSecret));
     const tokens = await client.clientCredentialsGrant(config, { scope: API_SCOPE });
     assert.equal(typeof tokens.access_token, 'string');
     assert.equal(tokens.token_type, 'bearer');
   });
 
-  test('client_secret_post with the machine user\'s secret gives an access token', async () => {
+  test("client_secret_post with the machine user's secret gives an access token", async () => {
     const config = world.clients.config(machine.clientId, client.ClientSecretPost(machine.clientSecret));
     const tokens = await client.clientCredentialsGrant(config, { scope: API_SCOPE });
     assert.equal(typeof tokens.access_token, 'string');
   });
 
-  test('none (the machine user\'s client_id only) is 401 invalid_client', async () => {
+  test("none (the machine user's client_id only) is 401 invalid_client", async () => {
     await refused(client.clientCredentialsGrant(world.clients.config(machine.clientId, client.None()), { scope: API_SCOPE }), 'invalid_client', 401);
   });
 
@@ -139,7 +147,10 @@ describe('token endpoint: client_credentials accepts only client_secret_basic an
 
 describe('token endpoint: the JWT profile grant takes no client authentication', () => {
   const jwtProfile = async (auth: client.ClientAuth, clientId = 'unused') =>
-    client.genericGrantRequest(world.clients.config(clientId, auth), JWT_BEARER, { assertion: await jwtProfileAssertion(world.adminKey, world.issuer), scope: 'openid' });
+    client.genericGrantRequest(world.clients.config(clientId, auth), JWT_BEARER, {
+      assertion: await jwtProfileAssertion(world.adminKey, world.issuer),
+      scope: 'openid',
+    });
 
   test('the signed assertion alone is accepted', async () => {
     const tokens = await client.genericGrantRequest(world.clients.config(`machine:${world.adminKey.userId}`, noClientAuth), JWT_BEARER, {
@@ -208,7 +219,11 @@ describe('revocation accepts client_secret_basic, client_secret_post, none and p
   });
 
   test('a wrong secret with client_secret_basic is 401 invalid_client with a Basic challenge', async () => {
-    const failure = await refused(client.tokenRevocation(world.clients.config(apps.client_secret_basic.clientId, client.ClientSecretBasic('wrong-secret')), 'bogus-token'), 'invalid_client', 401);
+    const failure = await refused(
+      client.tokenRevocation(world.clients.config(apps.client_secret_basic.clientId, client.ClientSecretBasic('wrong-secret')), 'bogus-token'),
+      'invalid_client',
+      401,
+    );
     assert.match(failure.wwwAuthenticate ?? '', /^Basic\b/);
   });
 });
@@ -232,7 +247,11 @@ describe('failed client authentication', () => {
   });
 
   test('a wrong machine secret at client_credentials is 401 invalid_client with WWW-Authenticate: Basic', async () => {
-    const failure = await refused(client.clientCredentialsGrant(world.clients.config(machine.clientId, client.ClientSecretBasic('wrong-secret')), { scope: API_SCOPE }), 'invalid_client', 401);
+    const failure = await refused(
+      client.clientCredentialsGrant(world.clients.config(machine.clientId, client.ClientSecretBasic('wrong-secret')), { scope: API_SCOPE }),
+      'invalid_client',
+      401,
+    );
     assert.match(failure.wwwAuthenticate ?? '', /^Basic\b/);
   });
 
@@ -240,11 +259,21 @@ describe('failed client authentication', () => {
     await refused(bogusRefresh(world.clients.config(apps.client_secret_post.clientId, client.ClientSecretPost('wrong-secret'))), 'invalid_client', 401);
   });
 
-  test('a method of another kind than the app\'s is 401 invalid_client (a secret for a key app, an assertion for a secret app)', async () => {
-    await refused(bogusRefresh(world.clients.config(apps.private_key_jwt.clientId, client.ClientSecretBasic('some-secret'))), 'invalid_client', 401, 'secret for a private_key_jwt app');
+  test("a method of another kind than the app's is 401 invalid_client (a secret for a key app, an assertion for a secret app)", async () => {
+    await refused(
+      bogusRefresh(world.clients.config(apps.private_key_jwt.clientId, client.ClientSecretBasic('some-secret'))),
+      'invalid_client',
+      401,
+      'secret for a private_key_jwt app',
+    );
     await refused(bogusRefresh(world.clients.config(apps.private_key_jwt.clientId, client.None())), 'invalid_client', 401, 'none for a private_key_jwt app');
     const foreign = await clientAssertion({ ...appKey, clientId: apps.client_secret_basic.clientId }, world.issuer);
-    await refused(bogusRefresh(world.clients.config(apps.client_secret_basic.clientId, fixedAssertion(foreign))), 'invalid_client', 401, 'assertion for a BASIC app');
+    await refused(
+      bogusRefresh(world.clients.config(apps.client_secret_basic.clientId, fixedAssertion(foreign))),
+      'invalid_client',
+      401,
+      'assertion for a BASIC app',
+    );
   });
 
   test('a confidential app presenting no secret (none) is 401 invalid_client', async () => {
@@ -271,7 +300,14 @@ describe('failed client authentication', () => {
   test('a private_key_jwt assertion signed with another key (same kid) is 401 invalid_client', async () => {
     const assertion = await clientAssertion(appKey, world.issuer, {}, { key: strangerKey() });
     await refused(bogusRefresh(world.clients.config(apps.private_key_jwt.clientId, fixedAssertion(assertion))), 'invalid_client', 401);
-    await refused(client.tokenIntrospection(world.clients.config(apps.private_key_jwt.clientId, fixedAssertion(await clientAssertion(appKey, world.issuer, {}, { key: strangerKey() }))), 'x'), 'invalid_client', 401);
+    await refused(
+      client.tokenIntrospection(
+        world.clients.config(apps.private_key_jwt.clientId, fixedAssertion(await clientAssertion(appKey, world.issuer, {}, { key: strangerKey() }))),
+        'x',
+      ),
+      'invalid_client',
+      401,
+    );
   });
 
   test('a private_key_jwt assertion naming another client (iss/sub) is 401 invalid_client', async () => {
@@ -307,7 +343,10 @@ describe('grant types', () => {
 
   test('a missing grant_type is 400 invalid_request (raw request: a library always sends one)', async () => {
     const app = apps.client_secret_post;
-    const answer = await postForm(`${world.issuer}/oauth/v2/token`, new URLSearchParams({ client_id: app.clientId, client_secret: app.clientSecret!, code: 'x' }));
+    const answer = await postForm(
+      `${world.issuer}/oauth/v2/token`,
+      new URLSearchParams({ client_id: app.clientId, client_secret: app.clientSecret!, code: 'x' }),
+    );
     assert.equal(answer.status, 400, answer.text);
     assert.equal(answer.json?.error, 'invalid_request');
   });

@@ -137,7 +137,10 @@ describe('client_credentials (machine user with a client secret)', () => {
   test('the raw token response says token_type "Bearer"', async () => {
     const response = await fetch(`${world.server.url}/oauth/v2/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${bearer.clientId}:${bearer.clientSecret}`).toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${bearer.clientId}:${bearer.clientSecret}`).toString('base64')}`,
+      },
       body: new URLSearchParams({ grant_type: 'client_credentials', scope: API_SCOPE }),
     });
     const body = (await response.json()) as Record<string, unknown>;
@@ -147,7 +150,12 @@ describe('client_credentials (machine user with a client secret)', () => {
 
   test('an unknown scope is invalid_scope (RFC 6749 5.2), not silently dropped', async () => {
     await refused(client.clientCredentialsGrant(basicConfig(bearer), { scope: 'urn:example:nope' }), 'invalid_scope', 400, 'only an unknown scope');
-    await refused(client.clientCredentialsGrant(basicConfig(bearer), { scope: `${API_SCOPE} urn:example:nope` }), 'invalid_scope', 400, 'a known and an unknown scope');
+    await refused(
+      client.clientCredentialsGrant(basicConfig(bearer), { scope: `${API_SCOPE} urn:example:nope` }),
+      'invalid_scope',
+      400,
+      'a known and an unknown scope',
+    );
   });
 
   test('a missing scope is invalid_request (docs/oidc.md: scope is required)', async () => {
@@ -204,7 +212,7 @@ describe('JWT profile grant (urn:ietf:params:oauth:grant-type:jwt-bearer)', () =
     assert.equal((await userinfo(tokens.access_token)).status, 200);
   });
 
-  test('a machine user\'s own key works too, and its JWT machine setting gives an at+jwt access token', async () => {
+  test("a machine user's own key works too, and its JWT machine setting gives an at+jwt access token", async () => {
     const key = await world.machineKey(jwtMachine.userId);
     const tokens = await jwtProfile({ assertion: await jwtProfileAssertion(key, world.issuer), scope: 'openid' }, jwtMachine.userId);
     const { payload } = await jwtVerify(tokens.access_token, world.clients.jwks, { issuer: world.issuer, typ: 'at+jwt' });
@@ -222,7 +230,10 @@ describe('JWT profile grant (urn:ietf:params:oauth:grant-type:jwt-bearer)', () =
   });
 
   test('aud may also be the token endpoint URL', async () => {
-    const tokens = await jwtProfile({ assertion: await jwtProfileAssertion(keyedKey, world.issuer, { aud: `${world.issuer}/oauth/v2/token` }), scope: 'openid' }, keyed.userId);
+    const tokens = await jwtProfile(
+      { assertion: await jwtProfileAssertion(keyedKey, world.issuer, { aud: `${world.issuer}/oauth/v2/token` }), scope: 'openid' },
+      keyed.userId,
+    );
     assert.equal(typeof tokens.access_token, 'string');
   });
 });
@@ -237,7 +248,7 @@ describe('JWT profile refusals: each is 400 invalid_grant, never a 500', () => {
   test('iss is not sub (sub names another user)', async () => {
     await refused(grant(await jwtProfileAssertion(keyedKey, world.issuer, { sub: bearer.userId })), 'invalid_grant', 400);
   });
-  test('iss names another machine user than the key\'s owner', async () => {
+  test("iss names another machine user than the key's owner", async () => {
     await refused(grant(await jwtProfileAssertion(keyedKey, world.issuer, { iss: bearer.userId, sub: bearer.userId })), 'invalid_grant', 400);
   });
   test('iss is not a user at all', async () => {
@@ -290,7 +301,11 @@ describe('JWT profile refusals: each is 400 invalid_grant, never a 500', () => {
     }
   });
   test('alg none', async () => {
-    await refused(grant(unsecuredJwt({ iss: keyed.userId, sub: keyed.userId, aud: world.issuer, iat: t(), exp: t() + 300, jti: freshJti() })), 'invalid_grant', 400);
+    await refused(
+      grant(unsecuredJwt({ iss: keyed.userId, sub: keyed.userId, aud: world.issuer, iat: t(), exp: t() + 300, jti: freshJti() })),
+      'invalid_grant',
+      400,
+    );
   });
   test('HS256 (a symmetric algorithm)', async () => {
     const hs = await new SignJWT({ iss: keyed.userId, sub: keyed.userId, aud: world.issuer, iat: t(), exp: t() + 300, jti: freshJti() })
@@ -309,7 +324,11 @@ describe('JWT profile request errors', () => {
     await refused(jwtProfile({ assertion: await jwtProfileAssertion(keyedKey, world.issuer) }, keyed.userId), 'invalid_request', 400);
   });
   test('an unknown scope is invalid_scope', async () => {
-    await refused(jwtProfile({ assertion: await jwtProfileAssertion(keyedKey, world.issuer), scope: 'openid urn:example:unknown' }, keyed.userId), 'invalid_scope', 400);
+    await refused(
+      jwtProfile({ assertion: await jwtProfileAssertion(keyedKey, world.issuer), scope: 'openid urn:example:unknown' }, keyed.userId),
+      'invalid_scope',
+      400,
+    );
   });
   test('a repeated assertion parameter is invalid_request', async () => {
     const one = await jwtProfileAssertion(keyedKey, world.issuer);

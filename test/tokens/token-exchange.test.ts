@@ -105,7 +105,13 @@ async function tokenAt(by: App, machine: Machine, extra: Record<string, string> 
 async function impersonated(by: App, subject: string, extra: Record<string, string> = {}): Promise<Record<string, any>> {
   const actor = await tokensOf(iamImpersonator);
   return expectTokens(
-    await exchange(by, { subject_token: subject, subject_token_type: TYPE.userId, actor_token: actor.access_token, actor_token_type: TYPE.accessToken, ...extra }),
+    await exchange(by, {
+      subject_token: subject,
+      subject_token_type: TYPE.userId,
+      actor_token: actor.access_token,
+      actor_token_type: TYPE.accessToken,
+      ...extra,
+    }),
   );
 }
 
@@ -117,7 +123,14 @@ async function impersonated(by: App, subject: string, extra: Record<string, stri
 async function impersonatedHolding(by: App, subject: string, scope: string): Promise<Record<string, any>> {
   const actor = await tokensOf(iamImpersonator);
   const subjectToken = await subjectAt(by, subject, scope);
-  return expectTokens(await exchange(by, { subject_token: subjectToken, subject_token_type: TYPE.accessToken, actor_token: actor.access_token, actor_token_type: TYPE.accessToken }));
+  return expectTokens(
+    await exchange(by, {
+      subject_token: subjectToken,
+      subject_token_type: TYPE.accessToken,
+      actor_token: actor.access_token,
+      actor_token_type: TYPE.accessToken,
+    }),
+  );
 }
 
 /** A `jwt` subject token: signed with `key` (kid given), `iss` and `sub` as given. */
@@ -150,7 +163,10 @@ async function assertActiveFor(by: App, token: string, sub: string, act?: string
 async function grantTypesSupported(): Promise<string[]> {
   const config = await client.discovery(new URL(world.issuer), app.clientId, undefined, app.auth, { execute: [client.allowInsecureRequests] });
   const supported = config.serverMetadata().grant_types_supported;
-  assert.ok(supported?.includes('authorization_code') && supported.includes('urn:ietf:params:oauth:grant-type:jwt-bearer'), `grant_types_supported: ${supported}`);
+  assert.ok(
+    supported?.includes('authorization_code') && supported.includes('urn:ietf:params:oauth:grant-type:jwt-bearer'),
+    `grant_types_supported: ${supported}`,
+  );
   return supported ?? [];
 }
 
@@ -208,7 +224,12 @@ describe('token types (the table of docs/oidc.md)', () => {
       for (const machine of [plain, jwtUser]) {
         const own = await tokensOf(machine);
         const body = expectTokens(
-          await exchange(app, { subject_token: machine.userId, subject_token_type: TYPE.userId, actor_token: own.access_token, actor_token_type: TYPE.accessToken }),
+          await exchange(app, {
+            subject_token: machine.userId,
+            subject_token_type: TYPE.userId,
+            actor_token: own.access_token,
+            actor_token_type: TYPE.accessToken,
+          }),
         );
         await assertActiveFor(app, body.access_token, machine.userId);
       }
@@ -243,12 +264,22 @@ describe('token types (the table of docs/oidc.md)', () => {
     });
 
     test('as actor_token: invalid_request', async () => {
-      const outcome = await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token: refreshToken, actor_token_type: TYPE.refreshToken });
+      const outcome = await exchange(app, {
+        subject_token: subject,
+        subject_token_type: TYPE.accessToken,
+        actor_token: refreshToken,
+        actor_token_type: TYPE.refreshToken,
+      });
       expectError(outcome, 400, 'invalid_request');
     });
 
     test('as requested_token_type: invalid_request', async () => {
-      const outcome = await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, requested_token_type: TYPE.refreshToken, scope: 'openid offline_access' });
+      const outcome = await exchange(app, {
+        subject_token: subject,
+        subject_token_type: TYPE.accessToken,
+        requested_token_type: TYPE.refreshToken,
+        scope: 'openid offline_access',
+      });
       expectError(outcome, 400, 'invalid_request');
     });
   });
@@ -262,7 +293,9 @@ describe('token types (the table of docs/oidc.md)', () => {
 
     test('an ID token is accepted as actor_token for its own user; for another user it proves nothing (invalid_request), whatever the role', async () => {
       const own = await tokensOf(plain);
-      const self = expectTokens(await exchange(app, { subject_token: plain.userId, subject_token_type: TYPE.userId, actor_token: own.id_token, actor_token_type: TYPE.idToken }));
+      const self = expectTokens(
+        await exchange(app, { subject_token: plain.userId, subject_token_type: TYPE.userId, actor_token: own.id_token, actor_token_type: TYPE.idToken }),
+      );
       await assertActiveFor(app, self.access_token, plain.userId);
       const actor = await tokensOf(iamImpersonator);
       const other = await exchange(app, { subject_token: alice, subject_token_type: TYPE.userId, actor_token: actor.id_token, actor_token_type: TYPE.idToken });
@@ -271,7 +304,9 @@ describe('token types (the table of docs/oidc.md)', () => {
 
     test('requested: access_token holds an ID token of the subject, token_type N_A, issued_token_type id_token', async () => {
       const own = await subjectAt(app, plain);
-      const body = expectTokens(await exchange(app, { subject_token: own, subject_token_type: TYPE.accessToken, requested_token_type: TYPE.idToken, scope: 'openid' }));
+      const body = expectTokens(
+        await exchange(app, { subject_token: own, subject_token_type: TYPE.accessToken, requested_token_type: TYPE.idToken, scope: 'openid' }),
+      );
       assert.equal(body.token_type, 'N_A');
       assert.equal(body.issued_token_type, TYPE.idToken);
       assert.equal(body.scope, 'openid');
@@ -288,7 +323,9 @@ describe('token types (the table of docs/oidc.md)', () => {
     });
 
     test('a revoked JWT access token is no ID token either: presented as id_token it is refused (invalid_grant)', async () => {
-      const issued = expectTokens(await exchange(app, { subject_token: await subjectAt(app, plain), subject_token_type: TYPE.accessToken, requested_token_type: TYPE.jwt }));
+      const issued = expectTokens(
+        await exchange(app, { subject_token: await subjectAt(app, plain), subject_token_type: TYPE.accessToken, requested_token_type: TYPE.jwt }),
+      );
       await world.revoke(app, issued.access_token);
       assert.equal((await world.introspect(app, issued.access_token)).active, false);
       expectError(await exchange(app, { subject_token: issued.access_token, subject_token_type: TYPE.accessToken }), 400, 'invalid_grant');
@@ -305,7 +342,9 @@ describe('token types (the table of docs/oidc.md)', () => {
     test("a JWT signed by the app's registered key (iss = client_id) is accepted as subject together with an actor_token", async () => {
       const { keyId, privateKey } = appKey(keyApp);
       const subject = await signedJwt(privateKey, keyId, { iss: keyApp.clientId, sub: alice });
-      const body = expectTokens(await exchange(keyApp, { subject_token: subject, subject_token_type: TYPE.jwt, actor_token: actor, actor_token_type: TYPE.accessToken }));
+      const body = expectTokens(
+        await exchange(keyApp, { subject_token: subject, subject_token_type: TYPE.jwt, actor_token: actor, actor_token_type: TYPE.accessToken }),
+      );
       await assertActiveFor(keyApp, body.access_token, alice, iamImpersonator.userId);
     });
 
@@ -330,11 +369,24 @@ describe('token types (the table of docs/oidc.md)', () => {
     test('as actor_token: invalid_request', async () => {
       const { keyId, privateKey } = appKey(keyApp);
       const jwt = await signedJwt(privateKey, keyId, { iss: keyApp.clientId, sub: iamImpersonator.userId });
-      expectError(await exchange(keyApp, { subject_token: alice, subject_token_type: TYPE.userId, actor_token: jwt, actor_token_type: TYPE.jwt }), 400, 'invalid_request');
+      expectError(
+        await exchange(keyApp, { subject_token: alice, subject_token_type: TYPE.userId, actor_token: jwt, actor_token_type: TYPE.jwt }),
+        400,
+        'invalid_request',
+      );
     });
 
     test('requested: the access token is a JWT (typ at+jwt) verifiable with the key set, issued_token_type jwt', async () => {
-      const body = expectTokens(await exchange(app, { subject_token: alice, subject_token_type: TYPE.userId, actor_token: actor, actor_token_type: TYPE.accessToken, requested_token_type: TYPE.jwt, scope: 'openid profile' }));
+      const body = expectTokens(
+        await exchange(app, {
+          subject_token: alice,
+          subject_token_type: TYPE.userId,
+          actor_token: actor,
+          actor_token_type: TYPE.accessToken,
+          requested_token_type: TYPE.jwt,
+          scope: 'openid profile',
+        }),
+      );
       assert.equal(body.issued_token_type, TYPE.jwt);
       assert.equal(body.token_type, 'Bearer');
       const { payload } = await jwtVerify(body.access_token, jwks, { issuer: world.issuer, typ: 'at+jwt', algorithms: ['RS256'] });
@@ -353,7 +405,9 @@ describe('token types (the table of docs/oidc.md)', () => {
     });
 
     test('accepted as subject together with an actor_token', async () => {
-      const body = expectTokens(await exchange(app, { subject_token: alice, subject_token_type: TYPE.userId, actor_token: actor, actor_token_type: TYPE.accessToken }));
+      const body = expectTokens(
+        await exchange(app, { subject_token: alice, subject_token_type: TYPE.userId, actor_token: actor, actor_token_type: TYPE.accessToken }),
+      );
       await assertActiveFor(app, body.access_token, alice, iamImpersonator.userId);
     });
 
@@ -363,17 +417,36 @@ describe('token types (the table of docs/oidc.md)', () => {
 
     test('as actor_token: invalid_request', async () => {
       const subject = await subjectAt(app, plain);
-      expectError(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token: iamImpersonator.userId, actor_token_type: TYPE.userId }), 400, 'invalid_request');
+      expectError(
+        await exchange(app, {
+          subject_token: subject,
+          subject_token_type: TYPE.accessToken,
+          actor_token: iamImpersonator.userId,
+          actor_token_type: TYPE.userId,
+        }),
+        400,
+        'invalid_request',
+      );
     });
 
     test('as requested_token_type: invalid_request', async () => {
-      const outcome = await exchange(app, { subject_token: alice, subject_token_type: TYPE.userId, actor_token: actor, actor_token_type: TYPE.accessToken, requested_token_type: TYPE.userId });
+      const outcome = await exchange(app, {
+        subject_token: alice,
+        subject_token_type: TYPE.userId,
+        actor_token: actor,
+        actor_token_type: TYPE.accessToken,
+        requested_token_type: TYPE.userId,
+      });
       expectError(outcome, 400, 'invalid_request');
     });
 
     test('a user id that is no user: invalid_grant', async () => {
       for (const nobody of ['000000000000000000', 'alice', ' ', "x' OR '1'='1", 'x'.repeat(10_000)]) {
-        expectError(await exchange(app, { subject_token: nobody, subject_token_type: TYPE.userId, actor_token: actor, actor_token_type: TYPE.accessToken }), 400, 'invalid_grant');
+        expectError(
+          await exchange(app, { subject_token: nobody, subject_token_type: TYPE.userId, actor_token: actor, actor_token_type: TYPE.accessToken }),
+          400,
+          'invalid_grant',
+        );
       }
     });
   });
@@ -393,7 +466,9 @@ describe('the exchange response (RFC 8693 2.2.1, docs/oidc.md)', () => {
     ];
     for (const [requested, issued] of cases) {
       const subject = await subjectAt(app, plain);
-      const body = expectTokens(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, ...(requested ? { requested_token_type: requested } : {}) }));
+      const body = expectTokens(
+        await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, ...(requested ? { requested_token_type: requested } : {}) }),
+      );
       assert.equal(body.issued_token_type, issued, `requested ${requested}`);
       assert.equal(body.token_type, requested === TYPE.idToken ? 'N_A' : 'Bearer');
       assert.equal(typeof body.expires_in, 'number');
@@ -492,7 +567,12 @@ describe('impersonation: a subject other than the actor (docs/security.md)', () 
     const asUser = await exchange(app, { subject_token: alice, subject_token_type: TYPE.userId, actor_token: actor, actor_token_type: TYPE.accessToken });
     expectError(asUser, 400, 'invalid_request', /impersonation not permitted/);
     const someoneElse = await subjectAt(app, jwtUser);
-    const asToken = await exchange(app, { subject_token: someoneElse, subject_token_type: TYPE.accessToken, actor_token: actor, actor_token_type: TYPE.accessToken });
+    const asToken = await exchange(app, {
+      subject_token: someoneElse,
+      subject_token_type: TYPE.accessToken,
+      actor_token: actor,
+      actor_token_type: TYPE.accessToken,
+    });
     expectError(asToken, 400, 'invalid_request', /impersonation not permitted/);
   });
 
@@ -505,13 +585,17 @@ describe('impersonation: a subject other than the actor (docs/security.md)', () 
     // A token of another user as subject works the same.
     const actor = (await tokensOf(iamImpersonator)).access_token;
     const subject = await subjectAt(app, plain);
-    const body = expectTokens(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token: actor, actor_token_type: TYPE.accessToken }));
+    const body = expectTokens(
+      await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token: actor, actor_token_type: TYPE.accessToken }),
+    );
     await assertActiveFor(app, body.access_token, plain.userId, iamImpersonator.userId);
   });
 
   test("ORG_END_USER_IMPERSONATOR in the subject's org: allowed", async () => {
     const actor = (await tokensOf(orgImpersonator)).access_token;
-    const body = expectTokens(await exchange(app, { subject_token: alice, subject_token_type: TYPE.userId, actor_token: actor, actor_token_type: TYPE.accessToken }));
+    const body = expectTokens(
+      await exchange(app, { subject_token: alice, subject_token_type: TYPE.userId, actor_token: actor, actor_token_type: TYPE.accessToken }),
+    );
     await assertActiveFor(app, body.access_token, alice, orgImpersonator.userId);
   });
 
@@ -523,7 +607,14 @@ describe('impersonation: a subject other than the actor (docs/security.md)', () 
 
   test('acting for oneself needs no role and adds no act', async () => {
     const own = await tokensOf(plain);
-    const body = expectTokens(await exchange(app, { subject_token: await subjectAt(app, plain), subject_token_type: TYPE.accessToken, actor_token: own.id_token, actor_token_type: TYPE.idToken }));
+    const body = expectTokens(
+      await exchange(app, {
+        subject_token: await subjectAt(app, plain),
+        subject_token_type: TYPE.accessToken,
+        actor_token: own.id_token,
+        actor_token_type: TYPE.idToken,
+      }),
+    );
     await assertActiveFor(app, body.access_token, plain.userId);
   });
 });
@@ -627,14 +718,22 @@ describe('bad requests (RFC 6749 5.2, RFC 8693 2.2.2)', () => {
   });
 
   test('actor_token_type without actor_token, or actor_token without actor_token_type: invalid_request', async () => {
-    expectError(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token_type: TYPE.accessToken }), 400, 'invalid_request');
+    expectError(
+      await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token_type: TYPE.accessToken }),
+      400,
+      'invalid_request',
+    );
     expectError(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token: actor }), 400, 'invalid_request');
   });
 
   test('unknown token type identifiers: invalid_request', async () => {
     for (const unknown of ['urn:ietf:params:oauth:token-type:saml2', 'urn:example:token-type:mine', 'access_token']) {
       expectError(await exchange(app, { subject_token: subject, subject_token_type: unknown }), 400, 'invalid_request');
-      expectError(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token: actor, actor_token_type: unknown }), 400, 'invalid_request');
+      expectError(
+        await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token: actor, actor_token_type: unknown }),
+        400,
+        'invalid_request',
+      );
       expectError(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, requested_token_type: unknown }), 400, 'invalid_request');
     }
   });
@@ -676,7 +775,11 @@ describe('bad requests (RFC 6749 5.2, RFC 8693 2.2.2)', () => {
     // And as actor tokens.
     for (const value of [randomBytes(32).toString('base64url'), 'a.b.c', foreign, forged]) {
       for (const type of [TYPE.accessToken, TYPE.idToken]) {
-        expectError(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token: value, actor_token_type: type }), 400, 'invalid_grant');
+        expectError(
+          await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token: value, actor_token_type: type }),
+          400,
+          'invalid_grant',
+        );
       }
     }
   });
@@ -695,7 +798,8 @@ describe('bad requests (RFC 6749 5.2, RFC 8693 2.2.2)', () => {
     const failures: string[] = [];
     for (const [by, params] of requests) {
       const outcome = await world.exchange(by, params, { allowServerError: true });
-      if (outcome.answer.status !== 400 || outcome.answer.body?.error !== 'invalid_request') failures.push(`${JSON.stringify(params).slice(0, 160)} → ${outcome.answer.status} ${outcome.answer.text}`);
+      if (outcome.answer.status !== 400 || outcome.answer.body?.error !== 'invalid_request')
+        failures.push(`${JSON.stringify(params).slice(0, 160)} → ${outcome.answer.status} ${outcome.answer.text}`);
     }
     assert.deepEqual(failures, []);
   });
@@ -705,7 +809,11 @@ describe('bad requests (RFC 6749 5.2, RFC 8693 2.2.2)', () => {
     expectError(await exchange(app, { subject_token: [subject, other], subject_token_type: TYPE.accessToken }), 400, 'invalid_request');
     expectError(await exchange(app, { subject_token: [subject, subject], subject_token_type: TYPE.accessToken }), 400, 'invalid_request');
     expectError(await exchange(app, { subject_token: subject, subject_token_type: [TYPE.accessToken, TYPE.accessToken] }), 400, 'invalid_request');
-    expectError(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token: [actor, actor], actor_token_type: TYPE.accessToken }), 400, 'invalid_request');
+    expectError(
+      await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token: [actor, actor], actor_token_type: TYPE.accessToken }),
+      400,
+      'invalid_request',
+    );
   });
 
   test('a revoked subject access token: invalid_grant', async () => {
@@ -715,7 +823,11 @@ describe('bad requests (RFC 6749 5.2, RFC 8693 2.2.2)', () => {
       await world.revoke(app, issued);
       expectError(await exchange(app, { subject_token: issued, subject_token_type: TYPE.accessToken }), 400, 'invalid_grant');
       // As actor it is just as dead.
-      expectError(await exchange(app, { subject_token: plain.userId, subject_token_type: TYPE.userId, actor_token: issued, actor_token_type: TYPE.accessToken }), 400, 'invalid_grant');
+      expectError(
+        await exchange(app, { subject_token: plain.userId, subject_token_type: TYPE.userId, actor_token: issued, actor_token_type: TYPE.accessToken }),
+        400,
+        'invalid_grant',
+      );
     }
   });
 

@@ -75,7 +75,10 @@ export function AppsPage() {
           <Select
             label={t('project')}
             value={projectId}
-            onChange={(id) => { setChosen(id); navigate(`/apps?project=${id}`, true); }}
+            onChange={(id) => {
+              setChosen(id);
+              navigate(`/apps?project=${id}`, true);
+            }}
             options={projects.data.result.map((p): [string, string] => [p.id, p.name])}
           />
           <ProjectApps projectId={projectId} key={projectId} />
@@ -103,7 +106,11 @@ function ProjectApps({ projectId }: { projectId: string }) {
           initial={DEFAULTS}
           submitLabel={t('create')}
           send={(settings) => api.call<{ clientId: string; clientSecret?: string }>('POST', `/management/v1/projects/${projectId}/apps/oidc`, settings)}
-          onDone={(created) => { setCreating(false); setSecret(created); list.reload(); }}
+          onDone={(created) => {
+            setCreating(false);
+            setSecret(created);
+            list.reload();
+          }}
         />
       )}
       {secret && <Issued clientId={secret.clientId} clientSecret={secret.clientSecret} />}
@@ -299,7 +306,11 @@ export function AppPage({ projectId, appId }: { projectId: string; appId: string
         initial={{ ...DEFAULTS, ...pick(settings) }}
         submitLabel={t('save')}
         send={(changed) => api.call<{ clientSecret?: string }>('PUT', path, changed)}
-        onDone={(r) => { setDone(t('saved')); setSecret({ clientSecret: r.clientSecret }); app.reload(); }}
+        onDone={(r) => {
+          setDone(t('saved'));
+          setSecret({ clientSecret: r.clientSecret });
+          app.reload();
+        }}
       />
       {a.authMethodType === 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT' && (
         <section aria-labelledby="app-keys-heading">

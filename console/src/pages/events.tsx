@@ -27,7 +27,15 @@ export function EventsPage() {
   return (
     <>
       <Heading>{t('events')}</Heading>
-      <form noValidate class="filters" onSubmit={(e) => { e.preventDefault(); setOffset(0); setTypes(commaList(text)); }}>
+      <form
+        noValidate
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setOffset(0);
+          setTypes(commaList(text));
+        }}
+      >
         <Field label={t('eventTypes')} name="types" value={text} onInput={setText} />
         <button type="submit">{t('filter')}</button>
       </form>

@@ -14,7 +14,11 @@ function MemberForm({ title, path, roles }: { title: string; path: string; roles
   const [done, setDone] = useState('');
   const add = useSubmit(
     () => api.call('POST', path, { userId, roles: chosen }),
-    () => { setDone(t('memberAdded')); setUserId(''); setChosen([]); },
+    () => {
+      setDone(t('memberAdded'));
+      setUserId('');
+      setChosen([]);
+    },
   );
   return (
     <form noValidate class="panel" onSubmit={add.submit} aria-label={title}>

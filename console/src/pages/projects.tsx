@@ -31,7 +31,12 @@ export function ProjectsPage() {
   );
   const create = useSubmit(
     () => api.call('POST', '/management/v1/projects', { name: newName }),
-    () => { setDone(`${t('created')} ${newName}`); setNewName(''); setCreating(false); list.reload(); },
+    () => {
+      setDone(`${t('created')} ${newName}`);
+      setNewName('');
+      setCreating(false);
+      list.reload();
+    },
   );
   return (
     <>
@@ -53,7 +58,15 @@ export function ProjectsPage() {
         </form>
       )}
       <Status ok={done} />
-      <form noValidate class="filters" onSubmit={(e) => { e.preventDefault(); setOffset(0); setName(text); }}>
+      <form
+        noValidate
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setOffset(0);
+          setName(text);
+        }}
+      >
         <Field label={t('searchProjects')} name="search" type="search" value={text} onInput={setText} />
         <button type="submit">{t('search')}</button>
       </form>
@@ -102,7 +115,11 @@ export function ProjectPage({ projectId }: { projectId: string }) {
   const [done, setDone] = useState('');
   const add = useSubmit(
     () => api.call('POST', `/management/v1/projects/${projectId}/roles`, role),
-    () => { setDone(t('saved')); setRole({ roleKey: '', displayName: '' }); project.reload(); },
+    () => {
+      setDone(t('saved'));
+      setRole({ roleKey: '', displayName: '' });
+      project.reload();
+    },
   );
   if (!project.data) return <Loading error={project.error} />;
   const p = project.data.project;

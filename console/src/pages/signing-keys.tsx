@@ -20,7 +20,10 @@ export function SigningKeysPage() {
   const [done, setDone] = useState('');
   const rotate = useSubmit(
     () => api.call('POST', '/admin/v1/signing_keys/_rotate', {}),
-    () => { setDone(t('rotated')); keys.reload(); },
+    () => {
+      setDone(t('rotated'));
+      keys.reload();
+    },
   );
   return (
     <>

@@ -67,7 +67,10 @@ export function UsersPage() {
         <Select
           label={t('state')}
           value={query.state}
-          onChange={(state) => { setOffset(0); setQuery({ ...query, state }); }}
+          onChange={(state) => {
+            setOffset(0);
+            setQuery({ ...query, state });
+          }}
           options={[
             ['', t('anyState')],
             ...(['USER_STATE_ACTIVE', 'USER_STATE_INACTIVE', 'USER_STATE_LOCKED'] as const).map((s): [string, string] => [s, t(s)]),
@@ -76,7 +79,10 @@ export function UsersPage() {
         <Select
           label={t('userType')}
           value={query.type}
-          onChange={(type) => { setOffset(0); setQuery({ ...query, type }); }}
+          onChange={(type) => {
+            setOffset(0);
+            setQuery({ ...query, type });
+          }}
           options={[
             ['', t('anyType')],
             ['TYPE_HUMAN', t('human')],
@@ -237,7 +243,10 @@ export function UserPage({ userId }: { userId: string }) {
   const [done, setDone] = useState('');
   const unlock = useSubmit(
     () => api.call('POST', `/management/v1/users/${userId}/_unlock`, {}),
-    () => { setDone(t('unlocked')); user.reload(); },
+    () => {
+      setDone(t('unlocked'));
+      user.reload();
+    },
   );
   const removal = useSubmit(
     () => api.call('DELETE', `/management/v1/users/${userId}`),
@@ -326,11 +335,17 @@ function MachineCredentials({ userId }: { userId: string }) {
   const [secret, setSecret] = useState<{ label: string; value: string; fileName: string }>();
   const newKey = useSubmit(
     () => api.call<{ keyId: string; keyDetails: string }>('POST', `/management/v1/users/${userId}/keys`, { type: 'KEY_TYPE_JSON' }),
-    (r) => { setSecret({ label: t('keyFile'), value: atob(r.keyDetails), fileName: `${r.keyId}.json` }); keys.reload(); },
+    (r) => {
+      setSecret({ label: t('keyFile'), value: atob(r.keyDetails), fileName: `${r.keyId}.json` });
+      keys.reload();
+    },
   );
   const newPat = useSubmit(
     () => api.call<{ tokenId: string; token: string }>('POST', `/management/v1/users/${userId}/pats`, {}),
-    (r) => { setSecret({ label: t('token'), value: r.token, fileName: `${r.tokenId}.pat` }); pats.reload(); },
+    (r) => {
+      setSecret({ label: t('token'), value: r.token, fileName: `${r.tokenId}.pat` });
+      pats.reload();
+    },
   );
   const newSecret = useSubmit(
     () => api.call<{ clientId: string; clientSecret: string }>('PUT', `/management/v1/users/${userId}/secret`, {}),
@@ -381,7 +396,11 @@ function Grants({ userId }: { userId: string }) {
   const add = useSubmit(
     () =>
       api.call('POST', `/management/v1/users/${userId}/grants`, { projectId: projectId || projects.data?.result[0]?.id || '', roleKeys: commaList(roleKeys) }),
-    () => { setDone(t('saved')); setRoleKeys(''); grants.reload(); },
+    () => {
+      setDone(t('saved'));
+      setRoleKeys('');
+      grants.reload();
+    },
   );
   return (
     <section aria-labelledby="grants-heading">

@@ -18,7 +18,12 @@ export interface LoginPolicy {
 
 export const LOGIN_POLICY: PolicyKind<LoginPolicy> = {
   name: 'login',
-  defaults: { forceMfa: false, passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED', allowRegister: true, secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'] },
+  defaults: {
+    forceMfa: false,
+    passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED',
+    allowRegister: true,
+    secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'],
+  },
   schema: {
     type: 'object',
     properties: {

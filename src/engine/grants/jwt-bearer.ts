@@ -16,7 +16,6 @@ const MAX_ASSERTION_LIFETIME = 3600;
 const CLOCK_SKEW = 60;
 const ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'];
 
-
 type ImportedKey = Awaited<ReturnType<typeof importJWK>>;
 
 // Importing an RSA key costs more than verifying with it. The database is
@@ -45,7 +44,8 @@ async function assertionKey(db: Queryable, userId: string, assertion: string): P
   } catch {
     throw invalidGrant('assertion is not a valid JWT');
   }
-  if (!header.kid || !header.alg || !ASSERTION_ALGS.includes(header.alg)) throw invalidGrant('assertion must name its key (kid) and use an asymmetric algorithm');
+  if (!header.kid || !header.alg || !ASSERTION_ALGS.includes(header.alg))
+    throw invalidGrant('assertion must name its key (kid) and use an asymmetric algorithm');
   const jwk = await findActiveMachineKey(db, userId, header.kid);
   if (!jwk) throw invalidGrant('the key of the assertion is unknown, expired or deleted');
   return { keyId: header.kid, key: await importOnce(jwk, header.alg) };
@@ -55,7 +55,14 @@ async function assertionKey(db: Queryable, userId: string, assertion: string): P
 async function verifiedAssertion(assertion: string, key: ImportedKey, userId: string, audiences: string[]): Promise<JWTPayload> {
   let payload: JWTPayload;
   try {
-    ({ payload } = await jwtVerify(assertion, key, { issuer: userId, subject: userId, audience: audiences, clockTolerance: CLOCK_SKEW, requiredClaims: ['iat', 'exp'], algorithms: ASSERTION_ALGS }));
+    ({ payload } = await jwtVerify(assertion, key, {
+      issuer: userId,
+      subject: userId,
+      audience: audiences,
+      clockTolerance: CLOCK_SKEW,
+      requiredClaims: ['iat', 'exp'],
+      algorithms: ASSERTION_ALGS,
+    }));
   } catch (err) {
     throw invalidGrant(`assertion rejected: ${(err as Error).message}`);
   }
@@ -73,7 +80,11 @@ async function verifiedAssertion(assertion: string, key: ImportedKey, userId: st
  */
 async function refuseReplay(provider: Provider, userId: string, assertion: string, payload: JWTPayload): Promise<void> {
   const id = payload.jti === undefined ? `sha256:${createHash('sha256').update(assertion).digest('base64url')}` : `jti:${String(payload.jti)}`;
-  const unique = await (provider.ReplayDetection as unknown as { unique(iss: string, jti: string, exp: number): Promise<boolean> }).unique(userId, id, payload.exp!);
+  const unique = await (provider.ReplayDetection as unknown as { unique(iss: string, jti: string, exp: number): Promise<boolean> }).unique(
+    userId,
+    id,
+    payload.exp!,
+  );
   if (!unique) throw invalidGrant('assertion was already used');
 }
 
@@ -93,6 +104,13 @@ export function jwtBearerGrant(db: Queryable, audiences: string[], findAccount: 
     const payload = await verifiedAssertion(assertion, key, userId, audiences);
     await refuseReplay(provider, userId, assertion, payload);
     const scope = requestedScopes(ctx.oidc.params!.scope);
-    ctx.body = await issueAccessToken(ctx, { accountId: userId, scope, gty: JWT_BEARER_GRANT, idToken: scope.includes('openid'), findAccount, machineKeyId: keyId });
+    ctx.body = await issueAccessToken(ctx, {
+      accountId: userId,
+      scope,
+      gty: JWT_BEARER_GRANT,
+      idToken: scope.includes('openid'),
+      findAccount,
+      machineKeyId: keyId,
+    });
   };
 }

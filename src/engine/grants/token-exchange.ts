@@ -16,7 +16,16 @@ import { invalidGrant } from '../oauth-errors.ts';
 import { TOKEN_EXCHANGE_GRANT } from '../../domain/grant-types.ts';
 import { audienceOf, type TokenLike } from '../token-policies.ts';
 
-export const TOKEN_EXCHANGE_PARAMETERS = ['subject_token', 'subject_token_type', 'actor_token', 'actor_token_type', 'requested_token_type', 'audience', 'scope', 'resource'];
+export const TOKEN_EXCHANGE_PARAMETERS = [
+  'subject_token',
+  'subject_token_type',
+  'actor_token',
+  'actor_token_type',
+  'requested_token_type',
+  'audience',
+  'scope',
+  'resource',
+];
 /** RFC 8693 2.1: `audience` may be repeated. */
 export const TOKEN_EXCHANGE_REPEATABLE = ['audience'];
 
@@ -50,7 +59,6 @@ const HELD_ONLY = new Set([API_SCOPE, 'offline_access']);
 /** What an ID token's claims show of the scopes of the grant that issued it. */
 const IDENTITY_SCOPES = ['profile', 'email', 'phone', 'address'] as const;
 
-
 function param(ctx: KoaContextWithOIDC, name: string): string | undefined {
   const value = (ctx.oidc.params as Record<string, unknown>)[name];
   return typeof value === 'string' && value !== '' ? value : undefined;
@@ -60,7 +68,12 @@ function param(ctx: KoaContextWithOIDC, name: string): string | undefined {
 async function fromAccessToken(x: ExchangeContext, value: string): Promise<Party> {
   const token = (await x.provider.AccessToken.find(value)) as unknown as (TokenLike & { accountId?: string }) | undefined;
   if (!token?.accountId) throw invalidGrant('token is not an active access token of a user');
-  return { userId: token.accountId, scopes: token.scope?.split(' ').filter(Boolean) ?? [], audience: (await audienceOf(x.provider, token)) ?? [], kind: 'access_token' };
+  return {
+    userId: token.accountId,
+    scopes: token.scope?.split(' ').filter(Boolean) ?? [],
+    audience: (await audienceOf(x.provider, token)) ?? [],
+    kind: 'access_token',
+  };
 }
 
 /** An ID token carries no scope: its claims show which identity scopes the grant behind it held. */
@@ -77,7 +90,10 @@ async function fromIdToken(x: ExchangeContext, value: string): Promise<Party> {
   let payload: JWTPayload;
   let typ: string | undefined;
   try {
-    ({ payload, protectedHeader: { typ } } = await jwtVerify(value, createLocalJWKSet(x.keys), { issuer: x.issuer, algorithms: ['RS256'] }));
+    ({
+      payload,
+      protectedHeader: { typ },
+    } = await jwtVerify(value, createLocalJWKSet(x.keys), { issuer: x.issuer, algorithms: ['RS256'] }));
   } catch (err) {
     throw invalidGrant(`id_token rejected: ${(err as Error).message}`);
   }
@@ -147,13 +163,15 @@ function checkSubjectFor(client: { clientId: string; project_id?: unknown }, sub
 async function checkActor(db: Queryable, actor: Party, subject: Party): Promise<void> {
   const user = await findUser(db, actor.userId);
   if (user?.state !== 'active') throw invalidGrant('the actor is not an active user');
-  if (actor.kind !== 'access_token' && actor.userId !== subject.userId) throw new errors.InvalidRequest('acting for another user needs an access token as actor_token');
+  if (actor.kind !== 'access_token' && actor.userId !== subject.userId)
+    throw new errors.InvalidRequest('acting for another user needs an access token as actor_token');
 }
 
 /** Acting for another user needs an impersonator role, and reaches end users only (docs/security.md). */
 async function checkImpersonation(db: Queryable, actorId: string, subject: { id: string; org_id: string }): Promise<void> {
   const [actorMemberships, subjectMemberships] = await Promise.all([membershipsOf(db, actorId), membershipsOf(db, subject.id)]);
-  if (!mayImpersonate(actorMemberships, { orgId: subject.org_id, memberships: subjectMemberships })) throw new errors.InvalidRequest('impersonation not permitted');
+  if (!mayImpersonate(actorMemberships, { orgId: subject.org_id, memberships: subjectMemberships }))
+    throw new errors.InvalidRequest('impersonation not permitted');
 }
 
 /** RFC 8693 2.1: the requested audience must be among those of the presented tokens. */
@@ -237,7 +255,8 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
     const scope = scopes.join(' ');
     const act = actor && actor.userId !== subject.userId ? { sub: actor.userId } : undefined;
 
-    const idToken = (accessToken?: string) => mintIdToken(ctx, { accountId: subject.userId, scope, findAccount: deps.findAccount, ...(accessToken ? { accessToken } : {}), ...(act ? { act } : {}) });
+    const idToken = (accessToken?: string) =>
+      mintIdToken(ctx, { accountId: subject.userId, scope, findAccount: deps.findAccount, ...(accessToken ? { accessToken } : {}), ...(act ? { act } : {}) });
 
     // An ID token is all the answer: it carries `act` itself, and no grant
     // is stored that no token names.
@@ -248,14 +267,25 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
 
     const refreshes = scopes.includes('offline_access') && client.grantTypeAllowed('refresh_token');
     const { token, grant } = await tokenOnNewGrant(provider, { accountId: subject.userId, client, gty: TOKEN_EXCHANGE_GRANT, scope, refreshable: refreshes });
-    if (act || requestedAudience.length) await deps.exchanges.remember(grant.id, { ...(act ? { act } : {}), ...(requestedAudience.length ? { aud: [...new Set(requestedAudience)] } : {}) }, grant.lifetime);
+    if (act || requestedAudience.length)
+      await deps.exchanges.remember(
+        grant.id,
+        { ...(act ? { act } : {}), ...(requestedAudience.length ? { aud: [...new Set(requestedAudience)] } : {}) },
+        grant.lifetime,
+      );
 
     // The token type table of docs/oidc.md: access_token is returned opaque, jwt as a JWT, whatever the app's default.
     (token as unknown as { format_override: string }).format_override = requestedType === TYPE.jwt ? 'jwt' : 'opaque';
     const tokenType = await bindToDpopProof(ctx, token);
     ctx.oidc.entity('AccessToken', token);
     const accessToken = await token.save();
-    const body: Record<string, unknown> = { access_token: accessToken, issued_token_type: requestedType, token_type: tokenType, expires_in: token.expiration, scope };
+    const body: Record<string, unknown> = {
+      access_token: accessToken,
+      issued_token_type: requestedType,
+      token_type: tokenType,
+      expires_in: token.expiration,
+      scope,
+    };
     if (refreshes) {
       const refresh = new provider.RefreshToken({ accountId: subject.userId, client, grantId: grant.id, gty: TOKEN_EXCHANGE_GRANT, scope, rotations: 0 });
       await bindRefreshToken(ctx, token, refresh);
