@@ -18,5 +18,14 @@ export const ROUTES = {
 /** OpenID Connect discovery, which the engine serves at its well-known path. */
 export const DISCOVERY_PATH = '/.well-known/openid-configuration';
 
+/** The engine's own sub-routes of the logout endpoint: the confirmation it posts, and the page after it. */
+export const END_SESSION_PATHS = {
+  end_session_confirm: `${ROUTES.end_session}/confirm`,
+  end_session_success: `${ROUTES.end_session}/success`,
+} as const;
+
+/** Every exact path the engine answers (its resume paths, /…/:uid, aside). */
+export const ENGINE_PATHS: readonly string[] = [...Object.values(ROUTES), DISCOVERY_PATH, ...Object.values(END_SESSION_PATHS)];
+
 /** Where the engine sends the browser for a login page (interactions/). */
 export const INTERACTION_PATH = '/ui/login';

@@ -1,5 +1,5 @@
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import { DISCOVERY_PATH, ROUTES } from './routes.ts';
+import { DISCOVERY_PATH, END_SESSION_PATHS, ROUTES } from './routes.ts';
 
 export type EngineRule = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>;
 
@@ -15,8 +15,7 @@ type ResumePoint = 'resume' | 'device_resume';
 const EXACT_PATHS: Record<Exclude<RulePoint, ResumePoint>, string> = {
   ...ROUTES,
   discovery: DISCOVERY_PATH,
-  end_session_confirm: `${ROUTES.end_session}/confirm`,
-  end_session_success: `${ROUTES.end_session}/success`,
+  ...END_SESSION_PATHS,
 };
 /** The points whose path is a prefix and a uid. */
 const RESUME_PREFIXES: Record<ResumePoint, string> = { resume: `${ROUTES.authorization}/`, device_resume: `${ROUTES.code_verification}/` };

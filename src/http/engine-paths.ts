@@ -1,4 +1,4 @@
-import { DISCOVERY_PATH, ROUTES } from '../engine/routes.ts';
+import { DISCOVERY_PATH, END_SESSION_PATHS, ENGINE_PATHS, ROUTES } from '../engine/routes.ts';
 
 /**
  * The engine's router folds letter case, drops a trailing slash and decodes
@@ -8,15 +8,6 @@ import { DISCOVERY_PATH, ROUTES } from '../engine/routes.ts';
  * exact spellings through to the engine, and anything that merely looks like
  * an engine path is a 404 (docs/security.md, "One spelling per endpoint").
  */
-
-/** Paths the engine answers, exactly as it publishes them. */
-const EXACT = new Set<string>([
-  ...Object.values(ROUTES),
-  DISCOVERY_PATH,
-  // The engine's own sub-routes of the logout endpoint.
-  `${ROUTES.end_session}/confirm`,
-  `${ROUTES.end_session}/success`,
-]);
 
 /** The engine resumes an authorization at /authorize/:uid, a device sign-in at /ui/login/device/:uid; uids are nanoids. */
 const RESUME = new RegExp(`^(${ROUTES.authorization}|${ROUTES.code_verification})/[A-Za-z0-9_-]{1,64}$`);
@@ -38,13 +29,16 @@ const METHODS = new Map<string, readonly string[]>([
   [ROUTES.jwks, [...GET, 'OPTIONS']],
   [ROUTES.userinfo, [...GET, 'POST', 'OPTIONS']],
   [ROUTES.end_session, [...GET, 'POST']],
-  [`${ROUTES.end_session}/confirm`, ['POST']],
-  [`${ROUTES.end_session}/success`, GET],
+  [END_SESSION_PATHS.end_session_confirm, ['POST']],
+  [END_SESSION_PATHS.end_session_success, GET],
   [DISCOVERY_PATH, [...GET, 'OPTIONS']],
   [ROUTES.pushed_authorization_request, ['POST', 'OPTIONS']],
   [ROUTES.device_authorization, ['POST', 'OPTIONS']],
   [ROUTES.code_verification, [...GET, 'POST']],
 ]);
+
+/** Paths the engine answers, exactly as it publishes them; every one has its methods above. */
+const EXACT: ReadonlySet<string> = new Set(ENGINE_PATHS);
 
 /** The methods an engine path takes, when the method of a request is not one of them. */
 export function methodsIfNotAllowed(method: string, target: string): readonly string[] | undefined {

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { DISCOVERY_PATH, ROUTES } from '../engine/routes.ts';
+import { ENGINE_PATHS, ROUTES } from '../engine/routes.ts';
 import { pathOf } from './request-context.ts';
 
 /** The service's Prometheus metrics (docs/operations.md), in one registry per process. */
@@ -14,15 +14,7 @@ export interface Metrics {
   backchannelLogouts: Counter<'result'>;
 }
 
-const KNOWN_PATHS = new Set<string>([
-  ...Object.values(ROUTES),
-  DISCOVERY_PATH,
-  `${ROUTES.end_session}/confirm`,
-  `${ROUTES.end_session}/success`,
-  '/healthz',
-  '/readyz',
-  '/metrics',
-]);
+const KNOWN_PATHS = new Set<string>([...ENGINE_PATHS, '/healthz', '/readyz', '/metrics']);
 const RESUME_PREFIX = `${ROUTES.authorization}/`;
 
 /**

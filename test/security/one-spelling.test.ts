@@ -3,14 +3,13 @@ import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import { DISCOVERY_PATH, ROUTES } from '../../src/engine/routes.ts';
-import { canonicalPath, engineDoor } from '../../src/http/engine-paths.ts';
+import { canonicalPath, engineDoor, methodsIfNotAllowed } from '../../src/http/engine-paths.ts';
+import { ENGINE_PATHS } from '../../src/engine/routes.ts';
 import { startExchangeWorld, type ExchangeWorld } from '../support/exchange.ts';
 
 // One spelling per endpoint (docs/security.md): the engine's router folds
 // case and trailing slashes, our per-endpoint rules do not; so only the exact
 // paths reach the engine, and every other spelling of them is a 404.
-
-const ENGINE_PATHS = [...Object.values(ROUTES), DISCOVERY_PATH, `${ROUTES.end_session}/confirm`, `${ROUTES.end_session}/success`];
 
 /** Other spellings the engine would route to the same endpoint, or that canonicalise to it. */
 function variants(path: string): string[] {
@@ -73,6 +72,10 @@ describe('the door: which spelling reaches the engine', () => {
     ]) {
       assert.equal(engineDoor(path), 'not-found', path);
     }
+  });
+
+  test('every exact engine path knows its methods: another one is refused', () => {
+    for (const path of ENGINE_PATHS) assert.ok(methodsIfNotAllowed('PATCH', path)?.length, path);
   });
 
   test('our own paths are ours, whatever their spelling', () => {
