@@ -3,33 +3,30 @@ import { searchPage, type Page } from '../api.ts';
 import { Check, Field, Heading, Loading, Pager, SecretOnce, Select, Status, lines, useConsole, useLoad, useSubmit } from '../components.tsx';
 import { t } from '../i18n.ts';
 import { href, navigate } from '../router.ts';
+import {
+  ACCESS_TOKEN_TYPES as ACCESS_TOKEN_TYPE_VALUES,
+  APP_DEFAULTS,
+  APP_TYPES,
+  AUTH_METHODS as AUTH_METHOD_VALUES,
+  type AppSettings as DomainAppSettings,
+  GRANT_TYPES as GRANT_TYPE_VALUES,
+  RESPONSE_TYPES as RESPONSE_TYPE_VALUES,
+} from '../../../src/domain/apps.ts';
 
 // OIDC apps of a project: list, every field to create or change one, the
 // client secret and key files shown once (docs/api/projects-apps.md).
 
 const PAGE = 20;
-const RESPONSE_TYPES = ['OIDC_RESPONSE_TYPE_CODE', 'OIDC_RESPONSE_TYPE_ID_TOKEN', 'OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN'];
-const GRANT_TYPES = ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_IMPLICIT', 'OIDC_GRANT_TYPE_REFRESH_TOKEN', 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE'];
-const APP_TYPES = ['OIDC_APP_TYPE_WEB', 'OIDC_APP_TYPE_USER_AGENT', 'OIDC_APP_TYPE_NATIVE'];
-const AUTH_METHODS = ['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST', 'OIDC_AUTH_METHOD_TYPE_NONE', 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT'];
-const TOKEN_TYPES = ['OIDC_TOKEN_TYPE_BEARER', 'OIDC_TOKEN_TYPE_JWT'];
+// The app fields' values and defaults are the service's own (src/domain/apps.ts), bundled in.
+const RESPONSE_TYPES = Object.keys(RESPONSE_TYPE_VALUES);
+const GRANT_TYPES = Object.keys(GRANT_TYPE_VALUES);
+const AUTH_METHODS = Object.keys(AUTH_METHOD_VALUES);
+const TOKEN_TYPES = Object.keys(ACCESS_TOKEN_TYPE_VALUES);
 const FLAGS = ['idTokenUserinfoAssertion', 'accessTokenRoleAssertion', 'idTokenRoleAssertion', 'devMode', 'iamApiAccess'] as const;
 
-export interface AppSettings {
-  name: string;
-  redirectUris: string[];
-  postLogoutRedirectUris: string[];
-  responseTypes: string[];
-  grantTypes: string[];
-  appType: string;
-  authMethodType: string;
-  accessTokenType: string;
-  idTokenUserinfoAssertion: boolean;
-  accessTokenRoleAssertion: boolean;
-  idTokenRoleAssertion: boolean;
-  devMode: boolean;
-  iamApiAccess: boolean;
-}
+/** The form edits the fields as plain strings: the enums' values come from the choices it offers. */
+type Widened<T> = { [K in keyof T]: T[K] extends readonly string[] ? string[] : T[K] extends string ? string : T[K] };
+export type AppSettings = Widened<DomainAppSettings>;
 
 interface App extends AppSettings {
   appId: string;
@@ -37,21 +34,7 @@ interface App extends AppSettings {
   clientId: string;
 }
 
-const DEFAULTS: AppSettings = {
-  name: '',
-  redirectUris: [],
-  postLogoutRedirectUris: [],
-  responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
-  grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
-  appType: 'OIDC_APP_TYPE_WEB',
-  authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
-  accessTokenType: 'OIDC_TOKEN_TYPE_BEARER',
-  idTokenUserinfoAssertion: false,
-  accessTokenRoleAssertion: false,
-  idTokenRoleAssertion: false,
-  devMode: false,
-  iamApiAccess: false,
-};
+const DEFAULTS: AppSettings = { ...APP_DEFAULTS, name: '' };
 
 /** `OIDC_GRANT_TYPE_REFRESH_TOKEN` → `REFRESH TOKEN`: the enum's own words, readable. */
 const words = (value: string, prefix: string) => value.slice(prefix.length).replace(/_/g, ' ');
