@@ -49,6 +49,21 @@ const CLAIM = `
     WHERE engine_records.expires_at <= now()
   RETURNING id`;
 
+// A refresh token's rotation (RFC 6749 10.4, RFC 9700 4.14.2) as one
+// statement: the presented token is consumed and its successor written
+// only if that token was not consumed yet. Of two requests rotating the
+// same token at once, the row lock lets exactly one through; the other
+// gets no row back.
+const ROTATE = `
+  WITH consumed AS (
+    UPDATE engine_records SET consumed_at = now()
+     WHERE model = $1 AND id = $8 AND consumed_at IS NULL
+    RETURNING id)
+  INSERT INTO engine_records (model, id, payload, grant_id, uid, user_code, expires_at, consumed_at)
+  SELECT $1, $2, $3::jsonb, $4, $5, $6, now() + $7::float8 * interval '1 second', NULL
+    FROM consumed
+  RETURNING id`;
+
 const CONSUME = 'UPDATE engine_records SET consumed_at = now() WHERE model = $1 AND id = $2';
 
 const DESTROY = 'DELETE FROM engine_records WHERE model = $1 AND id = $2';
@@ -84,20 +99,27 @@ export class PostgresAdapter implements Adapter {
   }
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
-    await this.db.query(UPSERT, [
-      this.model,
-      id,
-      JSON.stringify(payload),
-      payload.grantId ?? null,
-      payload.uid ?? null,
-      payload.userCode ?? null,
-      expiresIn || null,
-    ]);
+    await this.db.query(UPSERT, this.upsertValues(id, payload, expiresIn));
+  }
+
+  private upsertValues(id: string, payload: AdapterPayload, expiresIn?: number): unknown[] {
+    return [this.model, id, JSON.stringify(payload), payload.grantId ?? null, payload.uid ?? null, payload.userCode ?? null, expiresIn || null];
   }
 
   /** Writes the record only if no live one is stored under `id`, atomically: true when this call wrote it (replay detection). */
   async claim(id: string, payload: AdapterPayload, expiresIn: number): Promise<boolean> {
     const { rows } = await this.db.query(CLAIM, [this.model, id, JSON.stringify(payload), expiresIn]);
+    return rows.length === 1;
+  }
+
+  /**
+   * Consumes the record `consumedId` and writes `id` in one atomic step:
+   * true when both happened, false (and nothing written) when `consumedId`
+   * was already consumed or is not stored.
+   */
+  async rotate(consumedId: string, id: string, payload: AdapterPayload, expiresIn?: number): Promise<boolean> {
+    if (!storable(consumedId)) return false;
+    const { rows } = await this.db.query(ROTATE, [...this.upsertValues(id, payload, expiresIn), consumedId]);
     return rows.length === 1;
   }
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import { errors } from 'oidc-provider';
+import engineContext from 'oidc-provider/lib/helpers/als.js';
 import type { Queryable } from '../storage/database.ts';
 import { digestsEqual, secretDigest } from '../security/secrets.ts';
 import { looksLikeJwt, type JwtAccessTokens, type JwtTokenRecord } from './jwt-access-tokens.ts';
@@ -34,6 +35,21 @@ interface ReplayDetectionClass {
   adapter: { claim?(id: string, payload: object, expiresIn: number): Promise<boolean> };
 }
 
+interface RefreshTokenRecord {
+  jti: string;
+  emit(event: string): void;
+}
+
+interface RefreshTokenClass {
+  prototype: RefreshTokenRecord & { consume(): Promise<void>; save(): Promise<string> };
+  adapter: RotatingAdapter;
+}
+
+interface RotatingAdapter {
+  upsert(id: string, payload: object, expiresIn?: number): Promise<void>;
+  rotate?(consumedId: string, id: string, payload: object, expiresIn?: number): Promise<boolean>;
+}
+
 interface TokenClass {
   prototype: { getValueAndPayload(this: TokenRecord): Promise<{ value: string; payload: unknown }> };
   find(value: string, options?: unknown): Promise<unknown>;
@@ -57,6 +73,8 @@ export const PATCHED_MEMBERS = [
   'ClientCredentials.find',
   'Client.prototype.backchannelLogout',
   'ReplayDetection.unique',
+  'RefreshToken.prototype.consume',
+  'RefreshToken.prototype.save',
 ] as const;
 
 /** The member a PATCHED_MEMBERS entry names on a provider, or undefined when the engine has none. */
@@ -189,5 +207,43 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
     const id = createHash('sha256').update(`${iss}${jti}`).digest('base64url');
     const now = Math.floor(Date.now() / 1000);
     return adapter.claim(id, { jti: id, iss, kind: 'ReplayDetection', iat: now, exp }, Math.max(1, exp - now));
+  };
+
+  // 12. Refresh token rotation: the engine consumes the presented token and
+  //     then saves its successor, two writes one after the other, and two
+  //     requests presenting the same token at once could both pass the
+  //     engine's "already used" check and both get a successor. Where the
+  //     store can (PostgreSQL: one statement, adapters/postgres.ts `rotate`),
+  //     the consumption waits for the successor's save and both happen in
+  //     one atomic step that only the first of such requests wins; the other
+  //     is invalid_grant, as a reused token is.
+  const RefreshToken = provider.RefreshToken as unknown as RefreshTokenClass;
+  const rotating = new WeakMap<object, RefreshTokenRecord>();
+  const consume = RefreshToken.prototype.consume;
+  RefreshToken.prototype.consume = function consumeWithSuccessor(this: RefreshTokenRecord) {
+    const ctx = engineContext.getStore();
+    const rotation = ctx?.oidc?.params?.grant_type === 'refresh_token' && ctx.oidc.entities.RefreshToken === this;
+    if (!rotation || !RefreshToken.adapter.rotate) return consume.call(this);
+    rotating.set(ctx, this);
+    return Promise.resolve();
+  };
+  const save = RefreshToken.prototype.save;
+  RefreshToken.prototype.save = function saveAsSuccessor(this: RefreshTokenRecord) {
+    const ctx = engineContext.getStore();
+    const predecessor = ctx && rotating.get(ctx);
+    if (!predecessor) return save.call(this);
+    rotating.delete(ctx);
+    const store = RefreshToken.adapter;
+    // The engine's save writes through `this.adapter`: for this one record,
+    // its write is the rotation.
+    Object.defineProperty(this, 'adapter', {
+      value: {
+        async upsert(id: string, payload: object, expiresIn?: number) {
+          if (!(await store.rotate!(predecessor.jti, id, payload, expiresIn))) throw new errors.InvalidGrant('refresh token already used');
+          predecessor.emit('consumed');
+        },
+      },
+    });
+    return save.call(this);
   };
 }

@@ -1,6 +1,7 @@
-// The engine's own DPoP steps of a grant, which it does not export: our
-// grants take them from its lib/ (there is no exports map), exactly as its
-// client_credentials grant calls them (lib/actions/grants/client_credentials.js).
+// Engine internals it does not export, taken from its lib/ (there is no
+// exports map): its own DPoP steps of a grant, which our grants call exactly
+// as its client_credentials grant does (lib/actions/grants/client_credentials.js),
+// and its request context store (engine-overrides.ts).
 
 declare module 'oidc-provider/lib/helpers/validate_dpop.js' {
   import type Provider from 'oidc-provider';
@@ -38,4 +39,13 @@ declare module 'oidc-provider/lib/helpers/set_rt_bindings.js' {
 
   /** A public client's refresh token takes its access token's `jkt`. */
   export function setRefreshTokenBindings(ctx: KoaContextWithOIDC, accessToken: object, refreshToken: object): Promise<void>;
+}
+
+declare module 'oidc-provider/lib/helpers/als.js' {
+  import type { AsyncLocalStorage } from 'node:async_hooks';
+  import type { KoaContextWithOIDC } from 'oidc-provider';
+
+  /** The engine's request context store: its endpoints run inside it (lib/helpers/initialize_app.js). */
+  const als: AsyncLocalStorage<KoaContextWithOIDC>;
+  export default als;
 }

@@ -115,6 +115,31 @@ function adapterContract(name: string, openBackend: () => Promise<Backend>, skip
       assert.equal((await adapter('ReplayDetection').find(id))?.iss, 'client');
     });
 
+    // Refresh tokens are durable: only the PostgreSQL adapter (either driver) stores them.
+    const rotates = name !== 'Redis';
+    if (rotates)
+      it('rotates a refresh token in one step: of many rotations of one token exactly one writes a successor', async () => {
+        const rotator = adapter('RefreshToken') as unknown as {
+          rotate(consumedId: string, id: string, payload: AdapterPayload, expiresIn?: number): Promise<boolean>;
+        };
+        const grantId = newId();
+        const old = newId();
+        await adapter('RefreshToken').upsert(old, record('RefreshToken', old, { grantId }), TTL);
+        const successors = Array.from({ length: 8 }, () => newId());
+        const results = await Promise.all(successors.map((id) => rotator.rotate(old, id, record('RefreshToken', id, { grantId, rotations: 1 }), TTL)));
+        assert.equal(results.filter(Boolean).length, 1);
+        const winner = successors[results.indexOf(true)]!;
+        assert.deepEqual(await adapter('RefreshToken').find(winner), record('RefreshToken', winner, { grantId, rotations: 1 }));
+        assert.ok((await adapter('RefreshToken').find(old))?.consumed, 'the rotated token is consumed');
+        for (const id of successors.filter((id) => id !== winner)) assert.equal(await backend.holds('RefreshToken', id), false, 'a loser wrote nothing');
+
+        const unknown = newId();
+        assert.equal(await rotator.rotate(newId(), unknown, record('RefreshToken', unknown), TTL), false, 'an unknown token rotates to nothing');
+        assert.equal(await backend.holds('RefreshToken', unknown), false);
+        await adapter('RefreshToken').revokeByGrantId(grantId);
+        assert.equal(await adapter('RefreshToken').find(winner), undefined, 'the successor belongs to the grant');
+      });
+
     it('returns undefined for an unknown id', async () => {
       assert.equal(await adapter('AccessToken').find(newId()), undefined);
     });

@@ -312,6 +312,19 @@ describe('in Chromium', { skip: needsChromium }, () => {
       assertInvalidToken(await userinfo(second.access_token), 'the access token of the revoked grant');
     });
 
+    test('the same refresh token presented many times at once: exactly one request gets a successor, the others invalid_grant', async (t) => {
+      const { page } = await freshPage(t);
+      const { tokens } = await userLogin(page, webConfig, 'openid offline_access');
+      const results = await Promise.allSettled(Array.from({ length: 8 }, () => client.refreshTokenGrant(webConfig, tokens.refresh_token!)));
+      const won = results.filter((result) => result.status === 'fulfilled');
+      assert.equal(won.length, 1, 'one rotation wins');
+      for (const lost of results.filter((result) => result.status === 'rejected')) {
+        assert.equal((lost.reason as { error?: string }).error, 'invalid_grant');
+      }
+      // A request that finds the token already consumed is a reuse, which
+      // also revokes the grant (the winner's successor with it).
+    });
+
     test('a narrower scope on refresh is granted and reflected in the response; omitting scope keeps the original scopes', async (t) => {
       const { page } = await freshPage(t);
       const { tokens } = await userLogin(page, webConfig, 'openid profile email offline_access');
