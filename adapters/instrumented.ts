@@ -3,7 +3,7 @@ import { asOutage, type StoreName } from '../src/storage/outage.ts';
 
 export type Store = StoreName;
 
-const METHODS = ['upsert', 'find', 'findByUid', 'findByUserCode', 'consume', 'destroy', 'revokeByGrantId', 'claim', 'rotate'] as const;
+const METHODS = ['upsert', 'find', 'findByUid', 'findByUserCode', 'consume', 'destroy', 'revokeByGrantId', 'claim', 'rotate', 'upsertClaiming'] as const;
 
 /**
  * One store's adapter as the engine sees it: a failed call is counted (for

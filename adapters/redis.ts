@@ -57,12 +57,24 @@ if redis.call('HSETNX', KEYS[1], 'payload', ARGV[1]) == 1 then
 end
 return 0`;
 
+// A record written only if a claim (another record, e.g. a DPoP proof's
+// replay record) can be made in the same step: KEYS[1] the claim, KEYS[2]
+// the record; ARGV the claim's payload and TTL, then the record's.
+const CLAIM_AND_REPLACE_SCRIPT = `
+if redis.call('HSETNX', KEYS[1], 'payload', ARGV[1]) == 0 then return 0 end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[2], 'payload', ARGV[3])
+if tonumber(ARGV[4]) > 0 then redis.call('EXPIRE', KEYS[2], ARGV[4]) end
+return 1`;
+
 interface RecordScripts {
   replaceRecord(key: string, payload: string, ttl: number): Promise<unknown>;
   /** The number of keys first: a record has zero to three index keys. */
   replaceIndexedRecord(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<unknown>;
   consumeRecord(key: string, now: number): Promise<unknown>;
   claimRecord(key: string, payload: string, ttl: number): Promise<number>;
+  claimAndReplaceRecord(claimKey: string, key: string, claimPayload: string, claimTtl: number, payload: string, ttl: number): Promise<number>;
 }
 
 /** The scripts, defined once per client: ioredis then sends their SHA (EVALSHA), not their text. */
@@ -73,6 +85,7 @@ function scripts(redis: RedisClient): RecordScripts {
     redis.defineCommand('replaceIndexedRecord', { lua: REPLACE_INDEXED_SCRIPT });
     redis.defineCommand('consumeRecord', { numberOfKeys: 1, lua: CONSUME_SCRIPT });
     redis.defineCommand('claimRecord', { numberOfKeys: 1, lua: CLAIM_SCRIPT });
+    redis.defineCommand('claimAndReplaceRecord', { numberOfKeys: 2, lua: CLAIM_AND_REPLACE_SCRIPT });
   }
   return redis as unknown as RecordScripts;
 }
@@ -91,6 +104,14 @@ async function execAll(multi: ChainableCommander): Promise<void> {
   const results = await multi.exec();
   const failure = results?.find(([err]) => err);
   if (failure) throw failure[0];
+}
+
+/** A record to be written only once (replay detection), as `claim` takes it, with its model. */
+export interface Claim {
+  model: string;
+  id: string;
+  payload: AdapterPayload;
+  expiresIn: number;
 }
 
 function toPayload(hash: Record<string, string>): AdapterPayload | undefined {
@@ -128,6 +149,7 @@ export class RedisAdapter implements Adapter {
     this.model = model;
     this.redis = redis;
     this.#clustered = redis instanceof Cluster;
+    if (!this.#clustered) this.upsertClaiming = (claim, id, payload, expiresIn) => this.#upsertClaiming(claim, id, payload, expiresIn);
   }
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
@@ -162,6 +184,27 @@ export class RedisAdapter implements Adapter {
    */
   async claim(id: string, payload: AdapterPayload, expiresIn: number): Promise<boolean> {
     return (await scripts(this.redis).claimRecord(this.recordKey(id), JSON.stringify(payload), ttlSeconds(expiresIn) ?? 1)) === 1;
+  }
+
+  /**
+   * Writes a record without indexes only if the claim (see `claim`) is won,
+   * both in one atomic step: true when both were written, false (nothing
+   * written) when the claim's id was taken. Not on a Redis Cluster, where
+   * the two keys may live on different nodes: there the method is absent.
+   */
+  readonly upsertClaiming?: (claim: Claim, id: string, payload: AdapterPayload, expiresIn?: number) => Promise<boolean>;
+
+  async #upsertClaiming(claim: Claim, id: string, payload: AdapterPayload, expiresIn?: number): Promise<boolean> {
+    if (payload.grantId || payload.uid || payload.userCode) throw new Error('upsertClaiming writes records without indexes only');
+    const claimed = await scripts(this.redis).claimAndReplaceRecord(
+      `${claim.model}:${claim.id}`,
+      this.recordKey(id),
+      JSON.stringify(claim.payload),
+      ttlSeconds(claim.expiresIn) ?? 1,
+      JSON.stringify(payload),
+      ttlSeconds(expiresIn) ?? 0,
+    );
+    return claimed === 1;
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {

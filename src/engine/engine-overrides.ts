@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';
+import type { KoaContextWithOIDC } from 'oidc-provider';
 import { errors } from 'oidc-provider';
 import engineContext from 'oidc-provider/lib/helpers/als.js';
+import { getDpopJwt } from 'oidc-provider/lib/helpers/validate_dpop.js';
 import type { Queryable } from '../storage/database.ts';
 import { digestsEqual, secretDigest } from '../security/secrets.ts';
 import { looksLikeJwt, type JwtAccessTokens, type JwtTokenRecord } from './jwt-access-tokens.ts';
@@ -33,6 +35,18 @@ interface ClientClass {
 interface ReplayDetectionClass {
   unique(iss: string, jti: string, exp: number): Promise<boolean>;
   adapter: { claim?(id: string, payload: object, expiresIn: number): Promise<boolean> };
+}
+
+/** A replay record to write once, as the adapters' `claim` takes it. */
+interface Claim {
+  model: 'ReplayDetection';
+  id: string;
+  payload: object;
+  expiresIn: number;
+}
+
+interface ClaimingAdapter {
+  upsertClaiming?(claim: Claim, id: string, payload: object, expiresIn?: number): Promise<boolean>;
 }
 
 interface RefreshTokenRecord {
@@ -75,6 +89,7 @@ export const PATCHED_MEMBERS = [
   'ReplayDetection.unique',
   'RefreshToken.prototype.consume',
   'RefreshToken.prototype.save',
+  'ClientCredentials.prototype.save',
 ] as const;
 
 /** The member a PATCHED_MEMBERS entry names on a provider, or undefined when the engine has none. */
@@ -196,20 +211,58 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
   // 11. Replay detection (DPoP proofs, client assertions, JWT profile
   //     assertions): the engine looks the id up and then saves it, so two
   //     nodes given the same proof at once could both accept it. Our stores
-  //     claim the id in one atomic step instead (adapters: Redis HSETNX,
+  //     claim the id in one atomic step instead (adapters: a Redis script,
   //     PostgreSQL INSERT … ON CONFLICT), which is also one round trip
   //     instead of two. Same id as the engine's (models/replay_detection.js).
+  //     A client_credentials request's DPoP proof is claimed together with
+  //     the token's write where the store can (12).
   const ReplayDetection = provider.ReplayDetection as unknown as ReplayDetectionClass;
+  const ClientCredentialsStore = provider.ClientCredentials as unknown as { adapter: ClaimingAdapter };
+  const deferredClaims = new WeakMap<object, Claim>();
   const unique = ReplayDetection.unique.bind(ReplayDetection);
   ReplayDetection.unique = async (iss, jti, exp) => {
     const { adapter } = ReplayDetection;
     if (!adapter.claim) return unique(iss, jti, exp);
     const id = createHash('sha256').update(`${iss}${jti}`).digest('base64url');
     const now = Math.floor(Date.now() / 1000);
-    return adapter.claim(id, { jti: id, iss, kind: 'ReplayDetection', iat: now, exp }, Math.max(1, exp - now));
+    const claim: Claim = { model: 'ReplayDetection', id, payload: { jti: id, iss, kind: 'ReplayDetection', iat: now, exp }, expiresIn: Math.max(1, exp - now) };
+    const ctx = engineContext.getStore();
+    if (ctx && ClientCredentialsStore.adapter.upsertClaiming && claimsWithToken(ctx, jti)) {
+      deferredClaims.set(ctx, claim);
+      return true;
+    }
+    return adapter.claim(claim.id, claim.payload, claim.expiresIn);
   };
 
-  // 12. Refresh token rotation: the engine consumes the presented token and
+  /** The proof of a client_credentials request: its token is the request's one write. */
+  function claimsWithToken(ctx: KoaContextWithOIDC, jti: string): boolean {
+    return ctx.oidc?.route === 'token' && ctx.oidc.params?.grant_type === 'client_credentials' && getDpopJwt(provider, ctx)?.payload.jti === jti;
+  }
+
+  // 12. A client_credentials token bound to a DPoP proof: the proof's
+  //     replay record (11) and the token are written in one atomic step,
+  //     the token only if the proof was not seen before — one store round
+  //     trip where the engine makes two. A request that fails before its
+  //     token is saved leaves the proof unclaimed, and issued nothing.
+  const ClientCredentialsTokens = provider.ClientCredentials as unknown as { prototype: { save(): Promise<string> } };
+  const saveClientCredentials = ClientCredentialsTokens.prototype.save;
+  ClientCredentialsTokens.prototype.save = function saveClaimingProof(this: object) {
+    const ctx = engineContext.getStore();
+    const claim = ctx && deferredClaims.get(ctx);
+    if (!claim) return saveClientCredentials.call(this);
+    deferredClaims.delete(ctx);
+    const store = ClientCredentialsStore.adapter;
+    Object.defineProperty(this, 'adapter', {
+      value: {
+        async upsert(id: string, payload: object, expiresIn?: number) {
+          if (!(await store.upsertClaiming!(claim, id, payload, expiresIn))) throw new errors.InvalidGrant('DPoP proof JWT Replay detected');
+        },
+      },
+    });
+    return saveClientCredentials.call(this);
+  };
+
+  // 13. Refresh token rotation: the engine consumes the presented token and
   //     then saves its successor, two writes one after the other, and two
   //     requests presenting the same token at once could both pass the
   //     engine's "already used" check and both get a successor. Where the

@@ -12,6 +12,8 @@ declare module 'oidc-provider/lib/helpers/validate_dpop.js' {
     jti: string;
     iat: number;
   }
+  /** The verified proof of the request, once validateDpop has run. */
+  export function getDpopJwt(provider: Provider, ctx: KoaContextWithOIDC): { payload: { jti: string } } | undefined;
   /** The request's verified DPoP proof (htm, htu, iat or nonce, signature), or undefined when none was sent. */
   export default function validateDpop(provider: Provider, ctx: KoaContextWithOIDC, accessToken?: string): Promise<DpopProof | undefined>;
 }

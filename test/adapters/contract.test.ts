@@ -140,6 +140,30 @@ function adapterContract(name: string, openBackend: () => Promise<Backend>, skip
         assert.equal(await adapter('RefreshToken').find(winner), undefined, 'the successor belongs to the grant');
       });
 
+    // Redis (not clustered) writes a DPoP-bound token together with its proof's replay record.
+    if (name === 'Redis')
+      it('writes a record with a claim in one step: of many writes claiming one id exactly one writes its record', async () => {
+        const writer = adapter('ClientCredentials') as unknown as {
+          upsertClaiming(
+            claim: { model: string; id: string; payload: AdapterPayload; expiresIn: number },
+            id: string,
+            payload: AdapterPayload,
+            expiresIn?: number,
+          ): Promise<boolean>;
+        };
+        const claimId = newId();
+        const claim = { model: 'ReplayDetection', id: claimId, payload: record('ReplayDetection', claimId, { iss: 'client' }), expiresIn: TTL };
+        const ids = Array.from({ length: 8 }, () => newId());
+        const results = await Promise.all(ids.map((id) => writer.upsertClaiming(claim, id, record('ClientCredentials', id), TTL)));
+        assert.equal(results.filter(Boolean).length, 1);
+        const winner = ids[results.indexOf(true)]!;
+        assert.deepEqual(await adapter('ClientCredentials').find(winner), record('ClientCredentials', winner));
+        for (const id of ids.filter((id) => id !== winner)) assert.equal(await adapter('ClientCredentials').find(id), undefined, 'a loser wrote nothing');
+        assert.equal((await adapter('ReplayDetection').find(claimId))?.iss, 'client', 'the claim is the replay record');
+        const claimer = adapter('ReplayDetection') as unknown as { claim(id: string, payload: AdapterPayload, expiresIn: number): Promise<boolean> };
+        assert.equal(await claimer.claim(claimId, claim.payload, TTL), false, 'and counts as claimed for a plain claim');
+      });
+
     it('returns undefined for an unknown id', async () => {
       assert.equal(await adapter('AccessToken').find(newId()), undefined);
     });

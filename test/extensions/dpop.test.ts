@@ -383,5 +383,13 @@ for (const redis of [true, false]) {
       assert.equal(replayed.status, 400);
       assert.equal(replayed.body.error, 'invalid_dpop_proof');
     });
+
+    test('one proof sent many times at once, to both nodes: exactly one token, the rest invalid_dpop_proof', async () => {
+      const machine = await machineWithSecret((method, path, body) => a.api(method, path, { body }).then((r) => ({ status: r.status, body: r.json })), 'racer');
+      const used = await proof(await dpopKey(), { htm: 'POST', htu: `${a.issuer}/oauth/v2/token` });
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => tokenRequest(`${(i % 2 ? b : a).url}/oauth/v2/token`, machine, used)));
+      assert.deepEqual(answers.map((answer) => answer.status).sort(), [200, ...Array(9).fill(400)]);
+      for (const refused of answers.filter((answer) => answer.status === 400)) assert.equal(refused.body.error, 'invalid_dpop_proof');
+    });
   });
 }

@@ -50,9 +50,24 @@ export async function tokenOnNewGrant(
     const grant = await saveGrant(provider, { accountId, clientId: client.clientId, scope });
     return { token: newToken(grant.id), grant };
   }
-  const token = newToken(singleTokenGrantId());
-  const grant = await saveGrant(provider, { accountId, clientId: client.clientId, scope, jti: token.grantId, expiresIn: token.expiration });
-  return { token, grant };
+  const { token, saveItsGrant } = tokenOnItsOwnGrant(provider, options);
+  return { token, grant: await saveItsGrant() };
+}
+
+/**
+ * A new access token on a grant of its own (single-token id, the token's
+ * lifetime), not saved yet; the grant is saved by `saveItsGrant`, which a
+ * caller may run beside the token's save so both writes reach the store
+ * together.
+ */
+function tokenOnItsOwnGrant(
+  provider: Provider,
+  options: { accountId: string; client: NonNullable<KoaContextWithOIDC['oidc']['client']>; gty: string; scope: string },
+): { token: AccessToken; saveItsGrant: () => Promise<SavedGrant> } {
+  const { accountId, client, gty, scope } = options;
+  const token = new provider.AccessToken({ accountId, client, grantId: singleTokenGrantId(), gty, scope });
+  const saveItsGrant = () => saveGrant(provider, { accountId, clientId: client.clientId, scope, jti: token.grantId, expiresIn: token.expiration });
+  return { token, saveItsGrant };
 }
 
 async function saveGrant(
@@ -74,11 +89,12 @@ export async function issueAccessToken(ctx: KoaContextWithOIDC, options: IssueOp
   const provider = ctx.oidc.provider as Provider;
   const client = ctx.oidc.client!;
   const scope = options.scope.join(' ');
-  const { token } = await tokenOnNewGrant(provider, { accountId: options.accountId, client, gty: options.gty, scope, refreshable: false });
+  const { token, saveItsGrant } = tokenOnItsOwnGrant(provider, { accountId: options.accountId, client, gty: options.gty, scope });
   if (options.machineKeyId) (token as unknown as Record<string, string>)[MACHINE_KEY_CLAIM] = options.machineKeyId;
   const tokenType = await bindToDpopProof(ctx, token);
   ctx.oidc.entity('AccessToken', token);
-  const accessToken = await token.save();
+  // A token saved without its grant (the grant's write failed) is found by no one: the engine checks the grant.
+  const [accessToken] = await Promise.all([token.save(), saveItsGrant()]);
   const response: TokenResponse = { access_token: accessToken, token_type: tokenType, expires_in: token.expiration, scope };
   if (options.idToken) response.id_token = await mintIdToken(ctx, { accountId: options.accountId, scope, findAccount: options.findAccount, accessToken });
   return response;
