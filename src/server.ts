@@ -25,6 +25,7 @@ import { pageAssetRoutes } from './http/page-assets.ts';
 import { consoleRoutes, loadConsoleBundle } from './http/console.ts';
 import { localInvalidation, redisInvalidation, type CacheTopic } from './storage/invalidation.ts';
 import { userCache } from './storage/user-cache.ts';
+import { machineKeyCache } from './storage/machine-key-cache.ts';
 import { featureCache } from './storage/feature-cache.ts';
 import type { FeatureName } from './storage/features.ts';
 import { interactionRouter } from '../interactions/index.ts';
@@ -115,6 +116,9 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const clients = new ClientDirectory(db);
     invalidation.on('clients', () => clients.clear());
     const lookupUser = (id: string) => users.get(id);
+    const machineKeys = machineKeyCache(db);
+    invalidation.on('clients', () => machineKeys.clear());
+    invalidation.on('users', () => machineKeys.clear());
     const features = featureCache(db);
     invalidation.on('features', () => features.clear());
     const throttle = await createAuthThrottle(
@@ -134,6 +138,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       adapter,
       findAccount: accountFinder(db, lookupUser),
       lookupUser,
+      machineKeys: machineKeys.lookup,
       featureEnabled: (name: FeatureName) => features.get(name),
       onTokenIssued: (grantType: string) => metrics.tokensIssued.inc({ grant_type: grantType }),
       throttle,

@@ -83,7 +83,7 @@ export function userRoutes(db: Database, announce: Announce, settings: OrgSettin
 
   router.post('/:userId/keys', async (ctx) => {
     const input = parseKey(ctx.request.body);
-    ctx.body = await issueMachineKey(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, input);
+    ctx.body = await issueMachineKey(db, announce, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, input);
   });
   router.delete('/:userId/sessions', async (ctx) => {
     ctx.body = await endUserSessions(db, engine, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
@@ -93,7 +93,7 @@ export function userRoutes(db: Database, announce: Announce, settings: OrgSettin
     ctx.body = await listMachineKeys(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
   });
   router.delete('/:userId/keys/:keyId', async (ctx) => {
-    ctx.body = await revokeMachineKey(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, ctx.params.keyId!);
+    ctx.body = await revokeMachineKey(db, announce, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, ctx.params.keyId!);
   });
 
   router.put('/:userId/secret', async (ctx) => {

@@ -87,13 +87,20 @@ function uploadedPublicJwk(publicKey: string, keyId: string): JWK {
  * registered; without, a key pair is generated and its private half returned
  * once as the key file (never stored).
  */
-export async function issueMachineKey(db: Database, actor: Principal, orgId: string, userId: string, input: AddKeyInput): Promise<AddKeyResult> {
+export async function issueMachineKey(
+  db: Database,
+  announce: Announce,
+  actor: Principal,
+  orgId: string,
+  userId: string,
+  input: AddKeyInput,
+): Promise<AddKeyResult> {
   assertMayManageUsers(actor, orgId);
   const expiresAt = expiry(input.expirationDate);
   const keyId = newId();
   const keyPair = input.publicKey === undefined ? await generateMachineKeyPair(keyId) : undefined;
   const publicJwk = keyPair?.publicJwk ?? uploadedPublicJwk(input.publicKey!, keyId);
-  return db.transaction(async (tx) => {
+  const result = await db.transaction(async (tx): Promise<AddKeyResult> => {
     const write = await beginWrite(tx, actor);
     const user = await machineToManage(tx, actor, orgId, userId, 'keys');
     await addMachineKey(write, { id: keyId, userId: user.id, orgId, publicJwk, expiresAt });
@@ -102,18 +109,31 @@ export async function issueMachineKey(db: Database, actor: Principal, orgId: str
     const keyDetails = Buffer.from(serviceAccountKeyFile(keyId, user.id, keyPair.privatePem)).toString('base64');
     return { keyId, keyDetails, details };
   });
+  // Cached look-ups of the user's keys (machine-key-cache.ts) see the new one at once.
+  announce('clients');
+  return result;
 }
 
 /** `DELETE /management/v1/users/{userId}/keys/{keyId}`: assertions signed with it fail from now on. */
-export async function revokeMachineKey(db: Database, actor: Principal, orgId: string, userId: string, keyId: string): Promise<{ details: WriteDetails }> {
+export async function revokeMachineKey(
+  db: Database,
+  announce: Announce,
+  actor: Principal,
+  orgId: string,
+  userId: string,
+  keyId: string,
+): Promise<{ details: WriteDetails }> {
   assertMayManageUsers(actor, orgId);
-  return db.transaction(async (tx) => {
+  const result = await db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     const user = await machineToManage(tx, actor, orgId, userId, 'keys');
     if (!(await machineKeyExists(tx, user.id, keyId))) throw new NotFound('key not found');
     await removeMachineKey(write, { id: keyId, userId: user.id, orgId });
     return { details: writeDetails(write, orgId) };
   });
+  // Every node's cached look-up of the key (machine-key-cache.ts) forgets it.
+  announce('clients');
+  return result;
 }
 
 /** `PUT /management/v1/users/{userId}/secret`: a new client secret; the previous one stops working. */

@@ -9,6 +9,7 @@ import { interactionPolicyFor } from './interaction-policy.ts';
 import { expiresWithSession, loadFirstPartyGrant } from './sign-in-policy.ts';
 import { introspectionAllowed, revocationAllowed } from './token-policies.ts';
 import type { UserLookup } from './accounts.ts';
+import type { MachineKeyLookup } from '../storage/machine-key-cache.ts';
 import type { FeatureName } from '../storage/features.ts';
 import type { Database } from '../storage/database.ts';
 import type { AuthThrottle } from '../security/auth-throttle.ts';
@@ -54,6 +55,8 @@ export interface EngineDependencies {
   featureEnabled: (name: FeatureName) => Promise<boolean>;
   /** Users as hot paths read them (cached briefly, cleared on change). */
   lookupUser: UserLookup;
+  /** Machine users' registered keys (cached briefly, cleared on change). */
+  machineKeys: MachineKeyLookup;
   exchanges: ExchangeOutcomes;
   /** Counts failed client authentication per client address. */
   throttle: AuthThrottle;

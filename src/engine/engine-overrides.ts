@@ -4,7 +4,7 @@ import type { KoaContextWithOIDC } from 'oidc-provider';
 import { errors } from 'oidc-provider';
 import engineContext from 'oidc-provider/lib/helpers/als.js';
 import { getDpopJwt } from 'oidc-provider/lib/helpers/validate_dpop.js';
-import type { Queryable } from '../storage/database.ts';
+import type { MachineKeyLookup } from '../storage/machine-key-cache.ts';
 import { digestsEqual, secretDigest } from '../security/secrets.ts';
 import { looksLikeJwt, type JwtAccessTokens, type JwtTokenRecord } from './jwt-access-tokens.ts';
 import { boundKeyStillActive, type KeyBoundToken } from './key-bound-tokens.ts';
@@ -106,7 +106,7 @@ export interface OverrideDeps {
   /** Key of the keyed digests that stand in for client secrets. */
   secretKey: Buffer;
   jwt: JwtAccessTokens;
-  db: Queryable;
+  machineKeys: MachineKeyLookup;
   logouts: LogoutDeliveries;
 }
 
@@ -194,7 +194,7 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
   const findAccessToken = AccessToken.find.bind(AccessToken);
   AccessToken.find = async (value, options) => {
     const token = (await findAccessToken(value, options)) as KeyBoundToken | undefined;
-    return token && (await boundKeyStillActive(deps.db, token)) ? token : undefined;
+    return token && (await boundKeyStillActive(deps.machineKeys, token)) ? token : undefined;
   };
 
   // 10. Back-channel logout: the engine awaits every app's answer (up to its

@@ -1,5 +1,4 @@
-import type { Queryable } from '../storage/database.ts';
-import { findActiveMachineKey } from '../storage/credentials.ts';
+import type { MachineKeyLookup } from '../storage/machine-key-cache.ts';
 
 /** The name, in a token's `extra`, of the machine key that obtained it. */
 export const MACHINE_KEY_CLAIM = 'machine_key';
@@ -14,8 +13,8 @@ export interface KeyBoundToken {
  * long as that key: once the key is deleted or expired, the token is as good
  * as gone. Tokens not bound to a key are unaffected.
  */
-export async function boundKeyStillActive(db: Queryable, token: KeyBoundToken): Promise<boolean> {
+export async function boundKeyStillActive(machineKeys: MachineKeyLookup, token: KeyBoundToken): Promise<boolean> {
   const keyId = token.extra?.[MACHINE_KEY_CLAIM];
   if (typeof keyId !== 'string') return true;
-  return Boolean(token.accountId && (await findActiveMachineKey(db, token.accountId, keyId)));
+  return Boolean(token.accountId && (await machineKeys(token.accountId, keyId)));
 }

@@ -54,7 +54,12 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   // reaches the engine (src/app.ts), so they are always trustworthy here.
   provider.proxy = true;
   const jwtTokens = jwtAccessTokens(deps.config.issuer, deps.jwks);
-  overrideEngine(provider, { secretKey: deps.secretKey, jwt: jwtTokens, db: deps.db, logouts: logoutDeliveries(log, deps.onBackchannelLogout) });
+  overrideEngine(provider, {
+    secretKey: deps.secretKey,
+    jwt: jwtTokens,
+    machineKeys: deps.machineKeys,
+    logouts: logoutDeliveries(log, deps.onBackchannelLogout),
+  });
   registerGrants(provider, deps);
 
   // Same attributes as the engine's own session cookie (cookies.long).

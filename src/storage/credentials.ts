@@ -118,15 +118,20 @@ export async function machineKeysOf(db: Queryable, userId: string): Promise<Cred
  * The public JWK a JWT profile assertion must be signed with: the key exists,
  * belongs to `userId`, has not expired, and the user is an active machine user.
  */
-export async function findActiveMachineKey(db: Queryable, userId: string, keyId: string): Promise<JWK | undefined> {
-  const { rows } = await db.query<{ public_jwk: JWK | string }>(
-    `SELECT k.public_jwk FROM machine_keys k JOIN users u ON u.id = k.user_id
-      WHERE k.id = $1 AND k.user_id = $2 AND (k.expires_at IS NULL OR k.expires_at > now())
-        AND u.type = 'machine' AND u.state = 'active'`,
+/** A registered key of an active machine user, with the time it expires (null: never); its expiry is the caller's to check. */
+export async function findMachineKeyOfActiveUser(
+  db: Queryable,
+  userId: string,
+  keyId: string,
+): Promise<{ publicJwk: JWK; expiresAt: Date | null } | undefined> {
+  const { rows } = await db.query<{ public_jwk: JWK | string; expires_at: Date | null }>(
+    `SELECT k.public_jwk, k.expires_at FROM machine_keys k JOIN users u ON u.id = k.user_id
+      WHERE k.id = $1 AND k.user_id = $2 AND u.type = 'machine' AND u.state = 'active'`,
     [keyId, userId],
   );
-  const jwk = rows[0]?.public_jwk;
-  return typeof jwk === 'string' ? (JSON.parse(jwk) as JWK) : jwk;
+  const row = rows[0];
+  if (!row) return undefined;
+  return { publicJwk: typeof row.public_jwk === 'string' ? (JSON.parse(row.public_jwk) as JWK) : row.public_jwk, expiresAt: row.expires_at };
 }
 
 // ---- client secret of a machine user

@@ -3,7 +3,12 @@ import { after, before, describe, it } from 'node:test';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import { assertDetails, assertError, assertInvalid } from '../support/assertions.ts';
 import { testServer, type TestServer } from '../support/server.ts';
-import { findActiveMachineKey, verifyMachineSecret } from '../../src/storage/credentials.ts';
+import { verifyMachineSecret } from '../../src/storage/credentials.ts';
+import { machineKeyCache } from '../../src/storage/machine-key-cache.ts';
+import type { Queryable } from '../../src/storage/database.ts';
+
+/** The key as the JWT profile grant finds it (a fresh cache: what the database holds now). */
+const storedKey = (db: Queryable, userId: string, keyId: string) => machineKeyCache(db).lookup(userId, keyId);
 
 // docs/api/users.md: users of the acting org — humans, machines, machine keys, client
 // secrets, personal access tokens, removal — with their permissions, every
@@ -192,7 +197,7 @@ describe('machine keys: POST, GET, DELETE /management/v1/users/{userId}/keys', (
     assert.match(file.key, /^-----BEGIN RSA PRIVATE KEY-----/);
     secrets.push(file.key, res.body.keyDetails);
 
-    const jwk = await findActiveMachineKey(server.running.db, machineId, res.body.keyId);
+    const jwk = await storedKey(server.running.db, machineId, res.body.keyId);
     assert.ok(jwk);
     assert.equal(jwk.kid, res.body.keyId);
     assert.equal(jwk.d, undefined, 'only the public key is stored');
@@ -207,7 +212,7 @@ describe('machine keys: POST, GET, DELETE /management/v1/users/{userId}/keys', (
     });
     assert.equal(rsaRes.status, 200, rsaRes.text);
     assert.equal(rsaRes.body.keyDetails, undefined);
-    const rsaJwk = await findActiveMachineKey(server.running.db, machineId, rsaRes.body.keyId);
+    const rsaJwk = await storedKey(server.running.db, machineId, rsaRes.body.keyId);
     assert.equal(rsaJwk?.n, rsa.publicKey.export({ format: 'jwk' }).n);
     assert.equal(rsaJwk?.kid, rsaRes.body.keyId);
 
@@ -216,7 +221,7 @@ describe('machine keys: POST, GET, DELETE /management/v1/users/{userId}/keys', (
       body: { type: 'KEY_TYPE_JSON', publicKey: pemBase64(ec.publicKey.export({ type: 'spki', format: 'pem' }) as string) },
     });
     assert.equal(ecRes.status, 200, ecRes.text);
-    const ecJwk = await findActiveMachineKey(server.running.db, machineId, ecRes.body.keyId);
+    const ecJwk = await storedKey(server.running.db, machineId, ecRes.body.keyId);
     assert.equal(ecJwk?.crv, 'P-256');
     assert.equal(ecJwk?.alg, 'ES256');
   });
@@ -271,11 +276,11 @@ describe('machine keys: POST, GET, DELETE /management/v1/users/{userId}/keys', (
   it('deletes a key: the JWT profile grant no longer finds it, and a second delete is 404', async () => {
     const res = await server.api('POST', `${USERS}/${machineId}/keys`, { body: { type: 'KEY_TYPE_JSON' } });
     secrets.push(res.body.keyDetails);
-    assert.ok(await findActiveMachineKey(server.running.db, machineId, res.body.keyId));
+    assert.ok(await storedKey(server.running.db, machineId, res.body.keyId));
     const removed = await server.api('DELETE', `${USERS}/${machineId}/keys/${res.body.keyId}`);
     assert.equal(removed.status, 200, removed.text);
     assertDetails(removed.body.details, defaultOrgId);
-    assert.equal(await findActiveMachineKey(server.running.db, machineId, res.body.keyId), undefined);
+    assert.equal(await storedKey(server.running.db, machineId, res.body.keyId), undefined);
     const listed = await server.api('GET', `${USERS}/${machineId}/keys`);
     assert.ok(!listed.body.result.some((k: { id: string }) => k.id === res.body.keyId));
     assertError(await server.api('DELETE', `${USERS}/${machineId}/keys/${res.body.keyId}`), 404);
@@ -285,10 +290,10 @@ describe('machine keys: POST, GET, DELETE /management/v1/users/{userId}/keys', (
   it('does not find an expired key, nor a key under another user id', async () => {
     const res = await server.api('POST', `${USERS}/${machineId}/keys`, { body: { type: 'KEY_TYPE_JSON', expirationDate: inDays(1) } });
     secrets.push(res.body.keyDetails);
-    assert.ok(await findActiveMachineKey(server.running.db, machineId, res.body.keyId));
-    assert.equal(await findActiveMachineKey(server.running.db, adminMachineId, res.body.keyId), undefined);
+    assert.ok(await storedKey(server.running.db, machineId, res.body.keyId));
+    assert.equal(await storedKey(server.running.db, adminMachineId, res.body.keyId), undefined);
     await server.running.db.query("UPDATE machine_keys SET expires_at = now() - interval '1 second' WHERE id = $1", [res.body.keyId]);
-    assert.equal(await findActiveMachineKey(server.running.db, machineId, res.body.keyId), undefined);
+    assert.equal(await storedKey(server.running.db, machineId, res.body.keyId), undefined);
   });
 
   it('is for machine users only (400 for a human)', async () => {
@@ -470,7 +475,7 @@ describe('GET, DELETE /management/v1/users/{userId}', () => {
     assertDetails(removed.body.details, defaultOrgId);
     assertError(await server.api('GET', `${USERS}/${machineId}`, { token: pat }), 401);
     assertError(await server.api('GET', `${USERS}/${machineId}`), 404);
-    assert.equal(await findActiveMachineKey(server.running.db, machineId, key.body.keyId), undefined);
+    assert.equal(await storedKey(server.running.db, machineId, key.body.keyId), undefined);
     const { rows } = await server.running.db.query('SELECT 1 FROM memberships WHERE user_id = $1', [machineId]);
     assert.equal(rows.length, 0);
     const events = await server.running.db.query<{ event_type: string }>(

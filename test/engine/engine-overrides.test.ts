@@ -33,7 +33,7 @@ describe('engine overrides', () => {
     overrideEngine(engine, {
       secretKey: Buffer.alloc(32),
       jwt: jwtAccessTokens('http://127.0.0.1:1', [await signingJwk()]),
-      db: { query: async () => ({ rows: [], rowCount: 0 }) } as never,
+      machineKeys: async () => undefined,
       logouts: { send() {} },
     });
     const unchanged = PATCHED_MEMBERS.filter((path) => patchedMember(engine, path) === before.get(path));
@@ -45,7 +45,7 @@ describe('engine overrides', () => {
     (engine.Client.prototype as unknown as Record<string, unknown>).compareClientSecret = undefined;
     const jwt = jwtAccessTokens('http://127.0.0.1:1', [await signingJwk()]);
     assert.throws(
-      () => overrideEngine(engine, { secretKey: Buffer.alloc(32), jwt, db: {} as never, logouts: { send() {} } }),
+      () => overrideEngine(engine, { secretKey: Buffer.alloc(32), jwt, machineKeys: async () => undefined, logouts: { send() {} } }),
       /Client\.prototype\.compareClientSecret/,
     );
   });

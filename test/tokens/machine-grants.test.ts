@@ -292,6 +292,13 @@ describe('JWT profile refusals: each is 400 invalid_grant, never a 500', () => {
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     await refused(grant(await jwtProfileAssertion(expiringKey, world.issuer)), 'invalid_grant', 400);
   });
+  test('a key that expires right after a grant is refused at once (its look-up is cached, its expiry is not)', async () => {
+    const expiresAt = Date.now() + 2000;
+    const key = await world.machineKey(keyed.userId, new Date(expiresAt).toISOString());
+    await grant(await jwtProfileAssertion(key, world.issuer));
+    await new Promise((resolve) => setTimeout(resolve, expiresAt + 200 - Date.now()));
+    await refused(grant(await jwtProfileAssertion(key, world.issuer)), 'invalid_grant', 400);
+  });
   test('a key of a removed machine user', async () => {
     await refused(grant(await jwtProfileAssertion(removed.key, world.issuer), removed.userId), 'invalid_grant', 400);
   });

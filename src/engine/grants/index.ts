@@ -13,7 +13,11 @@ import { TOKEN_EXCHANGE_PARAMETERS, TOKEN_EXCHANGE_REPEATABLE, tokenExchangeGran
  */
 export function registerGrants(provider: Provider, deps: EngineDependencies): void {
   const { issuer } = deps.config;
-  provider.registerGrantType(JWT_BEARER_GRANT, jwtBearerGrant(deps.db, [issuer, `${issuer}${ROUTES.token}`], deps.findAccount) as never, JWT_BEARER_PARAMETERS);
+  provider.registerGrantType(
+    JWT_BEARER_GRANT,
+    jwtBearerGrant(deps.machineKeys, [issuer, `${issuer}${ROUTES.token}`], deps.findAccount) as never,
+    JWT_BEARER_PARAMETERS,
+  );
   provider.registerGrantType(
     TOKEN_EXCHANGE_GRANT,
     tokenExchangeGrant({

@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 import { decodeProtectedHeader, importJWK, jwtVerify, type JWK, type JWTPayload } from 'jose';
-import type { Queryable } from '../../storage/database.ts';
-import { findActiveMachineKey } from '../../storage/credentials.ts';
+import type { MachineKeyLookup } from '../../storage/machine-key-cache.ts';
 import { JWT_BEARER_GRANT } from '../../domain/grant-types.ts';
 import { issueAccessToken } from './issue.ts';
 import { requestedScopes } from '../scopes.ts';
@@ -18,9 +17,9 @@ const ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'E
 
 type ImportedKey = Awaited<ReturnType<typeof importJWK>>;
 
-// Importing an RSA key costs more than verifying with it. The database is
-// still asked on every request (a deleted key fails at once); only the
-// import of a key seen before is reused.
+// Importing an RSA key costs more than verifying with it: the import of a
+// key seen before is reused. Whether the key is still registered is asked
+// on every request (machine-key-cache.ts: a deleted key fails at once).
 const imported = new Map<string, Promise<ImportedKey>>();
 const MAX_IMPORTED = 1000;
 
@@ -37,7 +36,7 @@ function importOnce(jwk: JWK, alg: string): Promise<ImportedKey> {
 }
 
 /** The machine user's registered public key that the assertion names with `kid`. */
-async function assertionKey(db: Queryable, userId: string, assertion: string): Promise<{ keyId: string; key: ImportedKey }> {
+async function assertionKey(machineKeys: MachineKeyLookup, userId: string, assertion: string): Promise<{ keyId: string; key: ImportedKey }> {
   let header: ReturnType<typeof decodeProtectedHeader>;
   try {
     header = decodeProtectedHeader(assertion);
@@ -46,7 +45,7 @@ async function assertionKey(db: Queryable, userId: string, assertion: string): P
   }
   if (!header.kid || !header.alg || !ASSERTION_ALGS.includes(header.alg))
     throw invalidGrant('assertion must name its key (kid) and use an asymmetric algorithm');
-  const jwk = await findActiveMachineKey(db, userId, header.kid);
+  const jwk = await machineKeys(userId, header.kid);
   if (!jwk) throw invalidGrant('the key of the assertion is unknown, expired or deleted');
   return { keyId: header.kid, key: await importOnce(jwk, header.alg) };
 }
@@ -93,14 +92,14 @@ async function refuseReplay(provider: Provider, userId: string, assertion: strin
  * machine user signs an assertion with its key file; no client
  * authentication. Answers an access token and the machine user's ID token.
  */
-export function jwtBearerGrant(db: Queryable, audiences: string[], findAccount: FindAccount) {
+export function jwtBearerGrant(machineKeys: MachineKeyLookup, audiences: string[], findAccount: FindAccount) {
   return async function jwtProfile(ctx: KoaContextWithOIDC): Promise<void> {
     const provider = ctx.oidc.provider as Provider;
     const client = ctx.oidc.client as unknown as { machine_user_id?: string };
     const userId = client.machine_user_id;
     if (!userId) throw invalidGrant('assertion iss is not a machine user');
     const assertion = String(ctx.oidc.params!.assertion);
-    const { keyId, key } = await assertionKey(db, userId, assertion);
+    const { keyId, key } = await assertionKey(machineKeys, userId, assertion);
     const payload = await verifiedAssertion(assertion, key, userId, audiences);
     await refuseReplay(provider, userId, assertion, payload);
     const scope = requestedScopes(ctx.oidc.params!.scope);
