@@ -3,7 +3,20 @@ import { asOutage, type StoreName } from '../src/storage/outage.ts';
 
 export type Store = StoreName;
 
-const METHODS = ['upsert', 'find', 'findByUid', 'findByUserCode', 'consume', 'destroy', 'revokeByGrantId', 'claim', 'rotate', 'upsertClaiming'] as const;
+/** Every method an adapter of ours may have: the engine's and our additions (claim, rotate, upsertClaiming, findWithGrant). */
+export const ADAPTER_METHODS = [
+  'upsert',
+  'find',
+  'findByUid',
+  'findByUserCode',
+  'consume',
+  'destroy',
+  'revokeByGrantId',
+  'claim',
+  'rotate',
+  'upsertClaiming',
+  'findWithGrant',
+] as const;
 
 /**
  * One store's adapter as the engine sees it: a failed call is counted (for
@@ -13,7 +26,7 @@ const METHODS = ['upsert', 'find', 'findByUid', 'findByUserCode', 'consume', 'de
  */
 export function guardStorage(inner: Adapter, store: Store, onError?: (store: Store) => void): Adapter {
   const proxy: Record<string, unknown> = {};
-  for (const method of METHODS) {
+  for (const method of ADAPTER_METHODS) {
     if (typeof (inner as unknown as Record<string, unknown>)[method] !== 'function') continue;
     proxy[method] = async (...args: unknown[]) => {
       try {

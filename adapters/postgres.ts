@@ -15,6 +15,16 @@ const FIND_BY_ID = `
     FROM engine_records
    WHERE model = $1 AND id = $2 AND (expires_at IS NULL OR expires_at > now())`;
 
+// A record and, in the same statement, the live grant it belongs to (a
+// refresh token and its grant, which the engine reads one after the other).
+const FIND_WITH_GRANT = `
+  SELECT r.payload, floor(extract(epoch FROM r.consumed_at))::float8 AS consumed,
+         g.payload AS grant_payload, floor(extract(epoch FROM g.consumed_at))::float8 AS grant_consumed
+    FROM engine_records r
+    LEFT JOIN engine_records g
+      ON g.model = 'Grant' AND g.id = r.grant_id AND (g.expires_at IS NULL OR g.expires_at > now())
+   WHERE r.model = $1 AND r.id = $2 AND (r.expires_at IS NULL OR r.expires_at > now())`;
+
 const FIND_BY_UID = `
   SELECT payload, floor(extract(epoch FROM consumed_at))::float8 AS consumed
     FROM engine_records
@@ -125,6 +135,19 @@ export class PostgresAdapter implements Adapter {
 
   async find(id: string): Promise<AdapterPayload | undefined> {
     return this.findOne(FIND_BY_ID, id);
+  }
+
+  /** The record and the grant it names (when that grant is stored here, in PostgreSQL), in one round trip. */
+  async findWithGrant(id: string): Promise<{ record?: AdapterPayload; grant?: AdapterPayload }> {
+    if (!storable(id)) return {};
+    const { rows } = await this.db.query<RecordRow & { grant_payload: AdapterPayload | null; grant_consumed: number | null }>(FIND_WITH_GRANT, [
+      this.model,
+      id,
+    ]);
+    const row = rows[0];
+    if (!row) return {};
+    const grant = row.grant_payload === null ? undefined : toPayload({ payload: row.grant_payload, consumed: row.grant_consumed });
+    return { record: toPayload(row), grant };
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {

@@ -5,6 +5,7 @@ import { errors } from 'oidc-provider';
 import engineContext from 'oidc-provider/lib/helpers/als.js';
 import { getDpopJwt } from 'oidc-provider/lib/helpers/validate_dpop.js';
 import type { MachineKeyLookup } from '../storage/machine-key-cache.ts';
+import { ADAPTER_METHODS } from '../../adapters/instrumented.ts';
 import { digestsEqual, secretDigest } from '../security/secrets.ts';
 import { looksLikeJwt, type JwtAccessTokens, type JwtTokenRecord } from './jwt-access-tokens.ts';
 import { boundKeyStillActive, type KeyBoundToken } from './key-bound-tokens.ts';
@@ -64,6 +65,12 @@ interface RotatingAdapter {
   rotate?(consumedId: string, id: string, payload: object, expiresIn?: number): Promise<boolean>;
 }
 
+interface RecordStore {
+  find(id: string): Promise<{ grantId?: string } | undefined>;
+  /** adapters/postgres.ts: the record and its grant in one round trip. */
+  findWithGrant?(id: string): Promise<{ record?: { grantId?: string }; grant?: object }>;
+}
+
 interface TokenClass {
   prototype: { getValueAndPayload(this: TokenRecord): Promise<{ value: string; payload: unknown }> };
   find(value: string, options?: unknown): Promise<unknown>;
@@ -90,6 +97,8 @@ export const PATCHED_MEMBERS = [
   'RefreshToken.prototype.consume',
   'RefreshToken.prototype.save',
   'ClientCredentials.prototype.save',
+  'RefreshToken.adapter',
+  'Grant.adapter',
 ] as const;
 
 /** The member a PATCHED_MEMBERS entry names on a provider, or undefined when the engine has none. */
@@ -112,7 +121,7 @@ export interface OverrideDeps {
 
 export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
   for (const path of PATCHED_MEMBERS) {
-    if (typeof patchedMember(provider, path) !== 'function') throw new Error(`the OIDC engine has no ${path} to override`);
+    if (patchedMember(provider, path) === undefined) throw new Error(`the OIDC engine has no ${path} to override`);
   }
   const Client = provider.Client as unknown as ClientClass;
   const AccessToken = provider.AccessToken as unknown as TokenClass;
@@ -299,4 +308,41 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
     });
     return save.call(this);
   };
+
+  // 14. The refresh token grant reads the presented token and then its
+  //     grant: two round trips to PostgreSQL. Where the store can, the
+  //     token's read brings its grant along (one statement) and the grant
+  //     read of the same request is answered from that. Only the models'
+  //     own look-ups (their static `adapter`) change; saves and the other
+  //     endpoints read as before.
+  const readAlong = new WeakMap<object, { id: string; payload: object }>();
+  const refreshTokenStore = (provider.RefreshToken as unknown as { adapter: RecordStore }).adapter;
+  const grantStore = (provider.Grant as unknown as { adapter: RecordStore }).adapter;
+  const refreshTokenReads = withOwnFind(refreshTokenStore, async (id) => {
+    const ctx = engineContext.getStore();
+    if (!refreshTokenStore.findWithGrant || ctx?.oidc?.params?.grant_type !== 'refresh_token') return refreshTokenStore.find(id);
+    const { record, grant } = await refreshTokenStore.findWithGrant(id);
+    if (record?.grantId && grant) readAlong.set(ctx, { id: record.grantId, payload: grant });
+    return record;
+  });
+  const grantReads = withOwnFind(grantStore, async (id) => {
+    const ctx = engineContext.getStore();
+    const along = ctx && readAlong.get(ctx);
+    if (!along || along.id !== id) return grantStore.find(id);
+    readAlong.delete(ctx);
+    return along.payload;
+  });
+  Object.defineProperty(provider.RefreshToken, 'adapter', { value: refreshTokenReads });
+  Object.defineProperty(provider.Grant, 'adapter', { value: grantReads });
+}
+
+/** The store with another `find`; its other methods stay the store's own (bound: adapters keep private state). */
+function withOwnFind(store: RecordStore, find: RecordStore['find']): RecordStore {
+  const methods = Object.fromEntries(
+    ADAPTER_METHODS.flatMap((name) => {
+      const method = (store as unknown as Record<string, unknown>)[name];
+      return typeof method === 'function' ? [[name, method.bind(store)]] : [];
+    }),
+  );
+  return { ...methods, find } as RecordStore;
 }

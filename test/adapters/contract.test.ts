@@ -140,6 +140,27 @@ function adapterContract(name: string, openBackend: () => Promise<Backend>, skip
         assert.equal(await adapter('RefreshToken').find(winner), undefined, 'the successor belongs to the grant');
       });
 
+    if (rotates)
+      it('reads a refresh token with its live grant in one step', async () => {
+        const reader = adapter('RefreshToken') as unknown as { findWithGrant(id: string): Promise<{ record?: AdapterPayload; grant?: AdapterPayload }> };
+        const grantId = newId();
+        const token = newId();
+        await adapter('Grant').upsert(grantId, record('Grant', grantId, { accountId: 'alice' }), TTL);
+        await adapter('RefreshToken').upsert(token, record('RefreshToken', token, { grantId }), TTL);
+        assert.deepEqual(await reader.findWithGrant(token), {
+          record: record('RefreshToken', token, { grantId }),
+          grant: record('Grant', grantId, { accountId: 'alice' }),
+        });
+        await adapter('Grant').destroy(grantId);
+        assert.deepEqual(
+          await reader.findWithGrant(token),
+          { record: record('RefreshToken', token, { grantId }), grant: undefined },
+          'a gone grant is not brought along',
+        );
+        assert.deepEqual(await reader.findWithGrant(newId()), {}, 'an unknown token');
+        assert.deepEqual(await reader.findWithGrant('a\u0000b'), {}, 'an id no record can have');
+      });
+
     // Redis (not clustered) writes a DPoP-bound token together with its proof's replay record.
     if (name === 'Redis')
       it('writes a record with a claim in one step: of many writes claiming one id exactly one writes its record', async () => {
