@@ -1,12 +1,30 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { argon2, randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { availableParallelism } from 'node:os';
 import { MAX_WAITING, hashPassword, verifyPassword } from '../../src/security/passwords.ts';
 import { Unavailable } from '../../src/domain/errors.ts';
 import { digestsEqual, generateSecret, secretDigest } from '../../src/security/secrets.ts';
 
 describe('password hashing (argon2id)', () => {
+  // Hashes stored before the switch to @node-rs/argon2 were computed by
+  // node:crypto (OpenSSL); both must agree on every byte, both ways.
+  const opensslArgon2id = (password: string, salt: Buffer) =>
+    promisify(argon2)('argon2id', { message: password, nonce: salt, memory: 19456, passes: 2, parallelism: 1, tagLength: 32 });
+  const b64 = (bytes: Buffer) => bytes.toString('base64').replace(/=+$/, '');
+
+  it('verifies a hash computed by node:crypto (OpenSSL), and computes the tag node:crypto computes', async () => {
+    const salt = randomBytes(16);
+    const stored = `$argon2id$v=19$m=19456,t=2,p=1$${b64(salt)}$${b64(await opensslArgon2id('S3cure-Passw0rd!', salt))}`;
+    assert.equal(await verifyPassword('S3cure-Passw0rd!', stored), true);
+    assert.equal(await verifyPassword('S3cure-Passw0rd?', stored), false);
+
+    const ours = await hashPassword('An0ther-Passw0rd');
+    const [, , , , saltB64, tagB64] = ours.split('$');
+    assert.equal(b64(await opensslArgon2id('An0ther-Passw0rd', Buffer.from(saltB64!, 'base64'))), tagB64);
+  });
+
   it('writes a PHC string with the OWASP parameters and a fresh salt each time', async () => {
     const [a, b] = await Promise.all([hashPassword('S3cure-Passw0rd!'), hashPassword('S3cure-Passw0rd!')]);
     assert.ok(a.startsWith('$argon2id$v=19$m=19456,t=2,p=1$'), a);
