@@ -249,7 +249,7 @@ const settle = (ms = 750) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 const IMAGE_RUNTIME = {
   env: { NODE_ENV: 'production', MALLOC_ARENA_MAX: '2' },
-  nodeFlags: ['--max-semi-space-size=8'],
+  nodeFlags: ['--max-semi-space-size=8', '--max-old-space-size=160'],
 };
 
 function buildServer(): void {
