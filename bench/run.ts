@@ -249,7 +249,7 @@ const settle = (ms = 750) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 const IMAGE_RUNTIME = {
   env: { NODE_ENV: 'production', MALLOC_ARENA_MAX: '2' },
-  nodeFlags: ['--max-semi-space-size=8', '--max-old-space-size=160'],
+  nodeFlags: ['--max-semi-space-size=8'],
 };
 
 function buildServer(): void {
@@ -605,8 +605,21 @@ function targets(scenarios: Record<string, ScenarioResult>): string[] {
     `client_credentials with DPoP ≥ 0.8 of bare: ${dpop === undefined ? 'n/a' : dpop.toFixed(2)} → ${verdict(dpop === undefined ? undefined : dpop >= 0.8)}`,
   );
   lines.push(`introspection ≥ 0.6 of bare: ${intro === undefined ? 'n/a' : intro.toFixed(2)} → ${verdict(intro === undefined ? undefined : intro >= 0.6)}`);
-  const jwtProfile = scenarios.jwt_profile?.ours?.rps;
-  lines.push(`JWT profile grant ≥ 700/s: ${jwtProfile ?? 'n/a'} → ${verdict(jwtProfile === undefined ? undefined : jwtProfile >= 700)}`);
+  const ccJwt = ratio('client_credentials_jwt');
+  lines.push(
+    `client_credentials with JWT access tokens ≥ 0.95 of bare: ${ccJwt === undefined ? 'n/a' : ccJwt.toFixed(2)} → ${verdict(ccJwt === undefined ? undefined : ccJwt >= 0.95)}`,
+  );
+  // Absolute rates: set on the 2-core machine where one core signs RS256
+  // about 2,900 times a second; compare the server CPU per request on others.
+  const rate = (name: string) => scenarios[name]?.ours?.rps;
+  for (const [name, label, floor] of [
+    ['jwt_profile', 'JWT profile grant', 1450],
+    ['refresh_token', 'refresh_token (with ID token)', 1000],
+    ['code_flow', 'code flow (logins)', 55],
+  ] as const) {
+    const value = rate(name);
+    lines.push(`${label} ≥ ${floor}/s: ${value ?? 'n/a'} → ${verdict(value === undefined ? undefined : value >= floor)}`);
+  }
   const withErrors = Object.entries(scenarios)
     .filter(([, r]) => (r.ours?.errors ?? 0) > 0 || (r.bare?.errors ?? 0) > 0)
     .map(([n]) => n);
@@ -617,7 +630,7 @@ function targets(scenarios: Record<string, ScenarioResult>): string[] {
   );
   const peaks = Object.values(scenarios).map((r) => r.ours?.peak_rss_mb ?? 0);
   const peak = peaks.length ? Math.max(...peaks) : undefined;
-  lines.push(`server peak RSS < 300 MB: ${peak ?? 'n/a'} MB → ${verdict(peak === undefined ? undefined : peak < 300)}`);
+  lines.push(`server peak RSS < 200 MB: ${peak ?? 'n/a'} MB → ${verdict(peak === undefined ? undefined : peak < 200)}`);
   return lines;
 }
 

@@ -256,10 +256,17 @@ export function measureCodeFlow(
     }
     const latencies: number[] = [];
     const counts = { errors: 0 };
+    const cpuBefore = cpuSecondsOf(serverPid);
     const started = performance.now();
     const until = started + settings.durationSeconds * 1000;
     await Promise.all(Array.from({ length: settings.concurrency }, () => loop(until, true, latencies, counts)));
     const seconds = (performance.now() - started) / 1000;
+    const cpuAfter = cpuSecondsOf(serverPid);
+    // All of the server's threads: the event loop and the password checks on the thread pool.
+    const cpu =
+      cpuBefore !== undefined && cpuAfter !== undefined && latencies.length > 0
+        ? `; server CPU ${(((cpuAfter - cpuBefore) * 1000) / latencies.length).toFixed(1)} ms/flow`
+        : '';
     latencies.sort((a, b) => a - b);
     const p50 = percentile(latencies, 50);
     const p99 = percentile(latencies, 99);
@@ -269,7 +276,7 @@ export function measureCodeFlow(
       p99_ms: p99 === null ? null : round(p99, 1),
       errors: counts.errors,
       peak_rss_mb: null,
-      detail: `${latencies.length} flows in ${seconds.toFixed(2)} s, ${settings.concurrency} at a time${failures.length ? `; first failure: ${failures[0]}` : ''}`,
+      detail: `${latencies.length} flows in ${seconds.toFixed(2)} s, ${settings.concurrency} at a time${cpu}${failures.length ? `; first failure: ${failures[0]}` : ''}`,
       tokens,
       failures,
     };
