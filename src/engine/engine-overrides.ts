@@ -261,13 +261,7 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
     if (!claim) return saveClientCredentials.call(this);
     deferredClaims.delete(ctx);
     const store = ClientCredentialsStore.adapter;
-    Object.defineProperty(this, 'adapter', {
-      value: {
-        async upsert(id: string, payload: object, expiresIn?: number) {
-          if (!(await store.upsertClaiming!(claim, id, payload, expiresIn))) throw new errors.InvalidGrant('DPoP proof JWT Replay detected');
-        },
-      },
-    });
+    writeOnlyIf(this, (id, payload, expiresIn) => store.upsertClaiming!(claim, id, payload, expiresIn), 'DPoP proof JWT Replay detected');
     return saveClientCredentials.call(this);
   };
 
@@ -296,16 +290,15 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
     if (!predecessor) return save.call(this);
     rotating.delete(ctx);
     const store = RefreshToken.adapter;
-    // The engine's save writes through `this.adapter`: for this one record,
-    // its write is the rotation.
-    Object.defineProperty(this, 'adapter', {
-      value: {
-        async upsert(id: string, payload: object, expiresIn?: number) {
-          if (!(await store.rotate!(predecessor.jti, id, payload, expiresIn))) throw new errors.InvalidGrant('refresh token already used');
-          predecessor.emit('consumed');
-        },
+    writeOnlyIf(
+      this,
+      async (id, payload, expiresIn) => {
+        const rotated = await store.rotate!(predecessor.jti, id, payload, expiresIn);
+        if (rotated) predecessor.emit('consumed');
+        return rotated;
       },
-    });
+      'refresh token already used',
+    );
     return save.call(this);
   };
 
@@ -345,4 +338,20 @@ function withOwnFind(store: RecordStore, find: RecordStore['find']): RecordStore
     }),
   );
   return { ...methods, find } as RecordStore;
+}
+
+/**
+ * The engine's save of a record writes through `record.adapter`: for this
+ * one record, its write becomes `write`, and a write that did not happen
+ * (false) is invalid_grant with `detail`, as the engine reports its own
+ * replay and reuse checks.
+ */
+function writeOnlyIf(record: object, write: (id: string, payload: object, expiresIn?: number) => Promise<boolean>, detail: string): void {
+  Object.defineProperty(record, 'adapter', {
+    value: {
+      async upsert(id: string, payload: object, expiresIn?: number) {
+        if (!(await write(id, payload, expiresIn))) throw new errors.InvalidGrant(detail);
+      },
+    },
+  });
 }
