@@ -12,14 +12,15 @@ import { INTERACTION_PATH } from '../src/engine/routes.ts';
 import { PAGE_HEADERS } from '../src/engine/pages.ts';
 import { liveBrowserAccounts, readBrowserAccounts } from '../src/engine/browser-accounts.ts';
 import { addGrantableScopes } from '../src/engine/api-scope.ts';
-import { effectivePolicy } from '../src/queries/policies.ts';
+import { saveGrantChange } from '../src/engine/sign-in-policy.ts';
+import type { EffectivePolicy } from '../src/storage/policy-cache.ts';
 import { LOGIN_POLICY } from '../src/domain/policies/login.ts';
 import { findUser } from '../src/storage/users.ts';
 import { loginName } from '../src/domain/users.ts';
 import { AlreadyExists, InvalidArgument, Unavailable } from '../src/domain/errors.ts';
 import { passwordLogin } from '../src/commands/password-login.ts';
 import { registerHuman } from '../src/commands/register-human.ts';
-import { beginOtpSetup, checkSecondFactor, confirmOtpSetup, hasOtp, pendingOtpSecret, type FactorKeys } from '../src/commands/otp.ts';
+import { beginOtpSetup, checkSecondFactor, confirmOtpSetup, pendingOtpSecret, type FactorKeys } from '../src/commands/otp.ts';
 import QRCode from 'qrcode';
 import { base32Encode, otpauthUri } from '../src/domain/totp.ts';
 import type { OrgSettings } from '../src/commands/setup-org.ts';
@@ -29,7 +30,8 @@ import type { HumanInput } from '../src/commands/setup-org.ts';
 import { CATALOGUES, chooseLanguage, translate } from './i18n.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
 import { passkeyError, securityRoutes } from './security.ts';
-import { authenticationCeremony, completeAuthentication, hasPasskey, relyingPartyOf } from '../src/commands/passkeys.ts';
+import { authenticationCeremony, completeAuthentication, relyingPartyOf } from '../src/commands/passkeys.ts';
+import { secondFactorsOf } from '../src/storage/second-factors.ts';
 import type { ChallengeStore } from '../src/security/challenges.ts';
 import {
   accountPickerPage,
@@ -57,9 +59,10 @@ export interface InteractionDeps {
   metrics?: Metrics;
   /** Counts wrong passwords and unknown login names per client address. */
   throttle?: AuthThrottle;
-  /** Tells every node's user cache that a user was locked or unlocked. */
   /** Tells every node's caches that users changed (a login locked or unlocked one). */
   announce?: Announce;
+  /** Login policies, read through the per-node policy cache. */
+  policies: EffectivePolicy;
   /** Keys of second factors (sealed TOTP secrets, recovery code digests). */
   factorKeys: FactorKeys;
   /** Signs the cookie of the security page's own fresh sign-in. */
@@ -238,9 +241,11 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const existing = interaction.grantId ? await provider.Grant.find(interaction.grantId) : undefined;
     const grant = existing ?? new provider.Grant({ accountId, clientId });
     const missing = interaction.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[] };
-    addGrantableScopes(grant, loaded.client, missing.missingOIDCScope ?? []);
-    if (missing.missingOIDCClaims?.length) grant.addOIDCClaims(missing.missingOIDCClaims);
-    await finish(ctx, loaded, { consent: { grantId: await grant.save() } });
+    const grantId = await saveGrantChange(grant, Boolean(existing), () => {
+      addGrantableScopes(grant, loaded.client, missing.missingOIDCScope ?? []);
+      if (missing.missingOIDCClaims?.length) grant.addOIDCClaims(missing.missingOIDCClaims);
+    });
+    await finish(ctx, loaded, { consent: { grantId } });
   }
 
   /**
@@ -249,7 +254,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
    */
   async function canRegister(loaded: Loaded): Promise<boolean> {
     const orgId = loaded.client?.org_id;
-    return Boolean(orgId) && (await effectivePolicy(deps.db, LOGIN_POLICY, orgId!)).allowRegister;
+    return Boolean(orgId) && (await deps.policies(LOGIN_POLICY, orgId!)).allowRegister;
   }
 
   /** The registration form, or a page saying registration is closed for this app. */
@@ -301,7 +306,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
    * (else the instance default).
    */
   async function loginNameView(ctx: Context, loaded: Loaded, values: { loginName?: string; error?: string }, status = 200): Promise<void> {
-    const policy = await effectivePolicy(deps.db, LOGIN_POLICY, loaded.client?.org_id ?? '');
+    const policy = await deps.policies(LOGIN_POLICY, loaded.client?.org_id ?? '');
     const passkey =
       policy.passwordlessType === 'PASSWORDLESS_TYPE_ALLOWED'
         ? { ...(await authenticationCeremony(deps.db, deps.challenges, rp)), action: `${loaded.page.action}/passkey`, csrf: loaded.page.csrf }
@@ -311,8 +316,9 @@ export function interactionRoutes(deps: InteractionDeps): Router {
 
   /** The second step after the password: a code field (authenticator app) and/or a passkey button. */
   async function secondFactorView(ctx: Context, loaded: Loaded, pending: PendingLogin, error?: string): Promise<void> {
-    const otp = await hasOtp(deps.db, pending.accountId);
-    const passkey = (await hasPasskey(deps.db, pending.accountId))
+    const factors = await secondFactorsOf(deps.db, pending.accountId);
+    const otp = factors.otp;
+    const passkey = factors.passkey
       ? {
           ...(await authenticationCeremony(deps.db, deps.challenges, rp, pending.accountId)),
           action: `${loaded.page.action}/passkey-factor`,
@@ -377,13 +383,14 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       return render(ctx, passwordPage(loaded.page, { loginName: name, error }));
     }
     const accountId = outcome.userId;
-    if ((await hasOtp(deps.db, accountId)) || (await hasPasskey(deps.db, accountId))) {
+    const factors = await secondFactorsOf(deps.db, accountId);
+    if (factors.otp || factors.passkey) {
       await savePending(loaded, { accountId, loginName: name });
       return secondFactorView(ctx, loaded, { accountId, loginName: name });
     }
     if (await mfaRequired(loaded, accountId)) {
       const user = await findUser(deps.db, accountId);
-      const policy = await effectivePolicy(deps.db, LOGIN_POLICY, user!.org_id);
+      const policy = await deps.policies(LOGIN_POLICY, user!.org_id);
       if (!policy.secondFactors.includes('SECOND_FACTOR_TYPE_OTP'))
         return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.noFactorAllowed), 403);
       await savePending(loaded, { accountId, loginName: name, setup: true });
@@ -401,7 +408,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const acrValues = (loaded.interaction.params as Record<string, unknown>).acr_values;
     if (typeof acrValues === 'string' && acrValues.split(' ').includes('mfa')) return true;
     const user = await findUser(deps.db, accountId);
-    return Boolean(user) && (await effectivePolicy(deps.db, LOGIN_POLICY, user!.org_id)).forceMfa;
+    return Boolean(user) && (await deps.policies(LOGIN_POLICY, user!.org_id)).forceMfa;
   }
 
   async function savePending(loaded: Loaded, pending: PendingLogin): Promise<void> {

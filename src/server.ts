@@ -27,6 +27,7 @@ import { localInvalidation, redisInvalidation, type CacheTopic } from './storage
 import { userCache } from './storage/user-cache.ts';
 import { machineKeyCache } from './storage/machine-key-cache.ts';
 import { featureCache } from './storage/feature-cache.ts';
+import { policyCache } from './storage/policy-cache.ts';
 import type { FeatureName } from './storage/features.ts';
 import { interactionRouter } from '../interactions/index.ts';
 import { createApp } from './app.ts';
@@ -121,6 +122,8 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     invalidation.on('users', () => machineKeys.clear());
     const features = featureCache(db);
     invalidation.on('features', () => features.clear());
+    const policies = policyCache(db);
+    invalidation.on('policies', () => policies.clear());
     const throttle = await createAuthThrottle(
       { limit: config.authFailureLimit, window: config.authFailureWindow, trustProxy: config.trustProxy },
       redis,
@@ -195,6 +198,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           metrics,
           throttle,
           announce,
+          policies: policies.effective,
           factorKeys: { sealing: deriveKey(master.key, 'otp secret sealing'), digest: secretKey },
           securityKey: deriveKey(master.key, 'security page cookie'),
           challenges: challengeStore(adapter('WebAuthnChallenge')),

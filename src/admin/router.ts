@@ -62,7 +62,7 @@ export function adminRouter({ db, log, settings, verifiers, secretKey, announce,
     projectRoutes(db),
     appRoutes({ db, engine, announce, secretKey }),
     signingKeyRoutes(db, signingKeys),
-    policyRoutes(db, [LOCKOUT_POLICY, LOGIN_POLICY]),
+    policyRoutes(db, announce, [LOCKOUT_POLICY, LOGIN_POLICY]),
   ];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us

@@ -159,10 +159,6 @@ export async function completeAuthentication(
   return { ok: true, value: passkey.user_id };
 }
 
-export async function hasPasskey(db: Database, userId: string): Promise<boolean> {
-  return (await passkeysOf(db, userId)).length > 0;
-}
-
 /** A user removes one of their own passkeys (the security page). */
 export async function removeOwnPasskey(db: Database, userId: string, passkeyId: string): Promise<boolean> {
   return db.transaction(async (tx) => {

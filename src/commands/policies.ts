@@ -1,4 +1,5 @@
 import type { Database } from '../storage/database.ts';
+import type { Announce } from '../storage/invalidation.ts';
 import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
 import { findInstance } from '../storage/instance.ts';
 import { findPolicies, findPolicy, putPolicy, removeOrgPolicy } from '../storage/policies.ts';
@@ -16,13 +17,14 @@ function requireFields<T extends object>(kind: PolicyKind<T>, input: Partial<T>)
 /** `PUT /admin/v1/policies/{kind}` (IAM_OWNER). */
 export async function setInstancePolicy<T extends object>(
   db: Database,
+  announce: Announce,
   actor: Principal,
   kind: PolicyKind<T>,
   input: Partial<T>,
 ): Promise<{ details: WriteDetails }> {
   if (!hasInstanceRole(actor, 'IAM_OWNER')) throw new PermissionDenied(`the instance ${kind.name} policy requires IAM_OWNER`);
   requireFields(kind, input);
-  return db.transaction(async (tx) => {
+  const done = await db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     const instance = await findInstance(tx);
     if (!instance) throw new NotFound('the instance is not set up');
@@ -31,11 +33,14 @@ export async function setInstancePolicy<T extends object>(
     await putPolicy(write, { kind: kind.name, orgId: null, aggregateId: instance.id }, settings);
     return { details: writeDetails(write, instance.id) };
   });
+  announce('policies');
+  return done;
 }
 
 /** `PUT /management/v1/policies/{kind}`: the org's override (ORG_OWNER). */
 export async function setOrgPolicy<T extends object>(
   db: Database,
+  announce: Announce,
   actor: Principal,
   orgId: string,
   kind: PolicyKind<T>,
@@ -43,21 +48,31 @@ export async function setOrgPolicy<T extends object>(
 ): Promise<{ details: WriteDetails }> {
   if (!mayActInOrg(actor, orgId, 'ORG_OWNER')) throw new PermissionDenied(`the org's ${kind.name} policy requires ORG_OWNER`);
   requireFields(kind, input);
-  return db.transaction(async (tx) => {
+  const done = await db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     const { org, instance } = await findPolicies(tx, kind.name, orgId);
     const settings = { ...withDefaults(kind, (org ?? instance)?.settings as Partial<T> | undefined), ...input };
     await putPolicy(write, { kind: kind.name, orgId, aggregateId: orgId }, settings);
     return { details: writeDetails(write, orgId) };
   });
+  announce('policies');
+  return done;
 }
 
 /** `DELETE /management/v1/policies/{kind}`: the org follows the instance default again (ORG_OWNER); 404 when it already does. */
-export async function resetOrgPolicy<T extends object>(db: Database, actor: Principal, orgId: string, kind: PolicyKind<T>): Promise<{ details: WriteDetails }> {
+export async function resetOrgPolicy<T extends object>(
+  db: Database,
+  announce: Announce,
+  actor: Principal,
+  orgId: string,
+  kind: PolicyKind<T>,
+): Promise<{ details: WriteDetails }> {
   if (!mayActInOrg(actor, orgId, 'ORG_OWNER')) throw new PermissionDenied(`the org's ${kind.name} policy requires ORG_OWNER`);
-  return db.transaction(async (tx) => {
+  const done = await db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     if (!(await removeOrgPolicy(write, { kind: kind.name, orgId, aggregateId: orgId }))) throw new NotFound(`the org has no ${kind.name} policy of its own`);
     return { details: writeDetails(write, orgId) };
   });
+  announce('policies');
+  return done;
 }

@@ -10,7 +10,7 @@ import { introspectionDetails } from './token-policies.ts';
 import { registerGrants, tokenExchangeInDiscoveryWhileOn } from './grants/index.ts';
 import { rulesByEndpoint, type EngineRule } from './rule-dispatch.ts';
 import { logoutDeliveries } from './backchannel-logout.ts';
-import { forgetSession, recordUserSession } from '../storage/user-sessions.ts';
+import { sessionIndex } from '../storage/user-sessions.ts';
 import { DEVICE_POLL_MODEL, deviceGrantNotAllowed, devicePollInterval, freshUserCodeForm, pacedDevicePolling, throttleUserCodes } from './device-flow.ts';
 import { hardenEnginePages } from './pages.ts';
 import {
@@ -98,14 +98,12 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
 
   // Every signed-in session by its user, so all of a user's sessions can be
   // ended at once (commands/end-user-sessions.ts).
-  const sessionIndexFailed = (err: unknown) => log.warn({ err }, 'could not update the sessions of a user');
-  provider.on('session.saved', (session: { jti: string; accountId?: string; exp?: number }) => {
+  const sessions = sessionIndex(deps.db, (err) => log.warn({ err }, 'could not update the sessions of a user'));
+  provider.on('session.saved', (session: { jti: string; accountId?: string; exp?: number; oldId?: string }) => {
     if (!session.accountId || !session.exp) return;
-    recordUserSession(deps.db, { accountId: session.accountId, sessionId: session.jti, expiresAt: new Date(session.exp * 1000) }).catch(sessionIndexFailed);
+    sessions.saved({ accountId: session.accountId, sessionId: session.jti, expiresAt: new Date(session.exp * 1000), replacedId: session.oldId });
   });
-  provider.on('session.destroyed', (session: { jti: string }) => {
-    forgetSession(deps.db, session.jti).catch(sessionIndexFailed);
-  });
+  provider.on('session.destroyed', (session: { jti: string }) => sessions.destroyed(session.jti));
 
   provider.on('server_error', (ctx, err) => {
     log.error({ err, requestId: requestIdOf(ctx.req), route: ctx.oidc?.route }, 'engine server_error');

@@ -1,5 +1,5 @@
 import type Provider from 'oidc-provider';
-import type { KoaContextWithOIDC } from 'oidc-provider';
+import type { Grant, KoaContextWithOIDC } from 'oidc-provider';
 import { decodeJwt } from 'jose';
 import { forgetAccount, liveBrowserAccounts, readBrowserAccounts, rememberAccount, writeBrowserAccounts } from './browser-accounts.ts';
 import type { EngineRule } from './rule-dispatch.ts';
@@ -19,15 +19,32 @@ export async function loadFirstPartyGrant(ctx: KoaContextWithOIDC) {
   const provider = oidc.provider as Provider;
   const grantId = oidc.result?.consent?.grantId ?? oidc.session?.grantIdFor(client.clientId);
   const existing = grantId ? await provider.Grant.find(grantId) : undefined;
-  const grant =
-    existing && existing.accountId === accountId && existing.clientId === client.clientId
-      ? existing
-      : new provider.Grant({ accountId, clientId: client.clientId });
-  addGrantableScopes(grant, client, oidc.requestParamOIDCScopes ?? []);
-  const claims = [...(oidc.requestParamClaims ?? [])];
-  if (claims.length) grant.addOIDCClaims(claims);
-  await grant.save();
+  const reused = existing && existing.accountId === accountId && existing.clientId === client.clientId ? existing : undefined;
+  const grant = reused ?? new provider.Grant({ accountId, clientId: client.clientId });
+  await saveGrantChange(grant, Boolean(reused), () => {
+    addGrantableScopes(grant, client, oidc.requestParamOIDCScopes ?? []);
+    const claims = [...(oidc.requestParamClaims ?? [])];
+    if (claims.length) grant.addOIDCClaims(claims);
+  });
   return grant;
+}
+
+/**
+ * Applies `change` to a first-party grant and saves it, unless it is a
+ * stored grant that `change` left as it was: saving that again would write
+ * the same payload with the same expiry (a sign-in with a consent step
+ * passes here three times). Answers the grant's id.
+ */
+export async function saveGrantChange(grant: Grant, stored: boolean, change: () => void): Promise<string> {
+  const before = stored ? grantedOf(grant) : undefined;
+  change();
+  if (stored && grantedOf(grant) === before) return grant.jti;
+  return grant.save();
+}
+
+/** What a grant holds that the sign-in adds to. */
+function grantedOf(grant: Grant): string {
+  return JSON.stringify([grant.openid, grant.resources, grant.rejected]);
 }
 
 /**

@@ -3,14 +3,15 @@ import { after, before, describe, test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { needsPostgres } from '../support/stores.ts';
-import { apiClient, type Api, type ApiResponse } from '../support/api.ts';
+import { apiClient, request, type Api, type ApiResponse } from '../support/api.ts';
 import { freePort, sharedStorageEnv, sleep } from '../support/server.ts';
 import { authorize, startChild, wentToLogin, type ChildServer } from '../support/apps.ts';
 
 // docs/api/projects-apps.md: a change or removal of an app takes effect on
 // the node that made it at once and on every other node within seconds
-// (docs/api/projects-apps.md: 3 s; the test allows 5 s). Two real server
-// processes share one PostgreSQL schema.
+// (docs/api/projects-apps.md: 3 s; the test allows 5 s); so does a change
+// of a policy (docs/api/policies.md). Two real server processes share one
+// PostgreSQL schema.
 
 const CB = 'https://app.example.com/cb';
 const KEPT = 'https://app.example.com/kept';
@@ -82,6 +83,42 @@ describe('app changes reach every node', { skip: needsPostgres }, () => {
     }
     assert.ok(elapsed < LIMIT_MS, `node B refused the removed redirect URI only after ${elapsed} ms`);
     assert.ok(wentToLogin(await authorize(b!.url, params(KEPT)), b!.url), 'the remaining redirect URI still works on B');
+  });
+
+  test('a login policy changed through node A reaches the login page of node B within 5 seconds', async () => {
+    // The login page offers "Register" while the policy allows it (the default).
+    const loginPage = async (base: string) => {
+      const started = await authorize(base, params(KEPT));
+      assert.ok(wentToLogin(started, base), `${started.status} ${started.text.slice(0, 200)}`);
+      const cookie = started.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
+      const page = await request(new URL(started.headers.get('location')!, base).href, { headers: { cookie } });
+      assert.equal(page.status, 200, page.text.slice(0, 300));
+      return page.text;
+    };
+    const offersRegister = (html: string) => html.includes('No account yet? Register');
+    assert.ok(offersRegister(await loginPage(a!.url)), 'A offers registration before the change (its policy now cached)');
+    assert.ok(offersRegister(await loginPage(b!.url)), 'so does B');
+
+    const started = Date.now();
+    const closed = await api('PUT', '/admin/v1/policies/login', { body: { allowRegister: false } });
+    assert.equal(closed.status, 200, closed.text);
+    assert.ok(!offersRegister(await loginPage(a!.url)), 'node A stops offering it at once');
+
+    let elapsed = 0;
+    while (offersRegister(await loginPage(b!.url))) {
+      elapsed = Date.now() - started;
+      if (elapsed > 2 * LIMIT_MS) break;
+      await sleep(250);
+    }
+    elapsed = Date.now() - started;
+    assert.ok(elapsed < LIMIT_MS, `node B stopped offering registration only after ${elapsed} ms`);
+
+    const reopened = await api('PUT', '/admin/v1/policies/login', { body: { allowRegister: true } });
+    assert.equal(reopened.status, 200, reopened.text);
+    assert.ok(offersRegister(await loginPage(a!.url)), 'node A offers it again at once');
   });
 
   test('an app removed through node A is refused by node B within 5 seconds', async () => {
