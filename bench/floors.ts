@@ -10,7 +10,7 @@ import { hashPassword, verifyPassword } from '../src/security/passwords.ts';
 // of the signing and hashing scenarios are fractions of these, so they mean
 // the same on a fast and on a slow host. Prints one JSON line.
 
-const SECONDS = Number(process.env.FLOOR_SECONDS ?? 2);
+const SECONDS = Number(process.env.BENCH_FLOOR_SECONDS ?? 2);
 
 /** Runs `op` with `inFlight` calls at a time for SECONDS; answers completed calls per second. */
 async function rate(op: () => Promise<unknown>, inFlight: number): Promise<number> {

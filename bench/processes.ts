@@ -69,6 +69,8 @@ const MAX_OUTPUT = 256 * 1024;
 export interface SpawnOptions {
   name: string;
   script: string;
+  /** Node and V8 flags before the script (those NODE_OPTIONS does not take). */
+  nodeFlags?: string[];
   env: Record<string, string>;
   port: number;
   /** Path answering 200 once the child is ready. */
@@ -78,11 +80,11 @@ export interface SpawnOptions {
   core?: number;
 }
 
-/** Starts `node script` (under `taskset -c core` when given) and waits for `readyPath`. */
+/** Starts `node [flags] script` (under `taskset -c core` when given) and waits for `readyPath`. */
 export async function spawnChild(options: SpawnOptions): Promise<Child> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? tmpdir(), ...options.env };
-  const [command, args] =
-    options.taskset && options.core !== undefined ? [options.taskset, ['-c', String(options.core), NODE, options.script]] : [NODE, [options.script]];
+  const node = [NODE, ...(options.nodeFlags ?? []), options.script];
+  const [command, args] = options.taskset && options.core !== undefined ? [options.taskset, ['-c', String(options.core), ...node]] : [node[0]!, node.slice(1)];
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let output = '';

@@ -9,6 +9,7 @@ import { signAssertions, type MachineKeyFile } from './assertions.ts';
 import { dpopProofs } from './dpop-proofs.ts';
 import { basicAuth, runCodeFlow, type CodeFlowClient, type CodeFlowUser } from '../test/support/code-flow.ts';
 import { addSearchUsersThroughApi, insertSearchUsers, usersSearchLoad } from './users-search.ts';
+import { table, targets, type Floors, type ScenarioResult } from './report.ts';
 import { BENCH_CORE, NODE, ROOT, SERVER_CORE, killChildrenNow, memoryOf, pinSelf, pinning, spawnChild, tempDir, type Child } from './processes.ts';
 import {
   SCENARIOS,
@@ -198,21 +199,30 @@ async function preflight(base: string, load: HttpLoad, body: string | undefined,
 
 // ---- results
 
-interface ScenarioResult {
-  ours: Measurement | null;
-  bare: Measurement | null;
-  ratio: number | null;
-}
-
 const results = new Map<ScenarioName, { ours: Measurement | null; bare: Measurement | null }>();
 const details: string[] = [];
 
 function failed(reason: string): Measurement {
-  return { rps: 0, p50_ms: null, p99_ms: null, errors: 1, peak_rss_mb: null, ...({ failure: reason } as object) } as Measurement;
+  return {
+    rps: 0,
+    p50_ms: null,
+    p99_ms: null,
+    errors: 1,
+    peak_rss_mb: null,
+    server_cpu_us_per_request: null,
+    ...({ failure: reason } as object),
+  } as Measurement;
 }
 
 function strip(report: ScenarioReport): Measurement {
-  return { rps: report.rps, p50_ms: report.p50_ms, p99_ms: report.p99_ms, errors: report.errors, peak_rss_mb: report.peak_rss_mb };
+  return {
+    rps: report.rps,
+    p50_ms: report.p50_ms,
+    p99_ms: report.p99_ms,
+    errors: report.errors,
+    peak_rss_mb: report.peak_rss_mb,
+    server_cpu_us_per_request: report.server_cpu_us_per_request,
+  };
 }
 
 async function scenario(side: 'ours' | 'bare', name: ScenarioName, run: () => Promise<ScenarioReport>): Promise<void> {
@@ -244,19 +254,14 @@ const settle = (ms = 750) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Our server runs as the container image runs it (Dockerfile): the built
- * output, NODE_ENV=production, and the image's Node flag and malloc setting.
+ * output, NODE_ENV=production, and the image's Node flags (on the command
+ * line: NODE_OPTIONS refuses --heap-growing-percent) and malloc setting.
  * docs/operations.md says why each is there.
  */
 const IMAGE_RUNTIME = {
   env: { NODE_ENV: 'production', MALLOC_ARENA_MAX: '2' },
-  nodeFlags: ['--max-semi-space-size=8'],
+  nodeFlags: ['--max-semi-space-size=8', '--heap-growing-percent=50'],
 };
-
-interface Floors {
-  rs256_signs_per_s: number;
-  argon2id_checks_per_s: number;
-  argon2id_openssl_checks_per_s: number;
-}
 
 /** The server core's crypto floor (bench/floors.ts), measured on that core while nothing else runs there; null if it could not be. */
 function measureFloors(taskset: string | undefined): Floors | null {
@@ -302,7 +307,7 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
     MASTER_KEY: randomMasterKey(),
     ...IMAGE_RUNTIME.env,
     // Add more for profiling, e.g. BENCH_SERVER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof".
-    NODE_OPTIONS: [...IMAGE_RUNTIME.nodeFlags, process.env.BENCH_SERVER_NODE_OPTIONS ?? ''].join(' ').trim(),
+    NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS ?? '',
   };
   const suffix = randomBytes(5).toString('hex');
   const schema = `bench_${suffix}`;
@@ -319,7 +324,16 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
   log(`starting our server (${DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}${REDIS_URL ? ' + Redis' : ''})${taskset ? ` on core ${SERVER_CORE}` : ''}…`);
   log('building the server (npm run build)…');
   buildServer();
-  const server = await spawnChild({ name: 'portcullis', script: join(ROOT, 'dist/src/main.js'), env, port, readyPath: '/healthz', taskset, core: SERVER_CORE });
+  const server = await spawnChild({
+    name: 'portcullis',
+    script: join(ROOT, 'dist/src/main.js'),
+    nodeFlags: IMAGE_RUNTIME.nodeFlags,
+    env,
+    port,
+    readyPath: '/healthz',
+    taskset,
+    core: SERVER_CORE,
+  });
   cleanups.push(() => server.stop(15_000));
   const base = server.url;
   const pat = readFileSync(join(dataDir.path, 'admin.pat'), 'utf8').trim();
@@ -585,84 +599,6 @@ async function startBare(taskset: string | undefined, clients: { opaque: Machine
   };
 }
 
-// ---- report
-
-function cell(value: number | null | undefined, digits = 0): string {
-  return value === null || value === undefined ? '-' : value.toFixed(digits);
-}
-
-function pair(ours: number | null | undefined, bare: number | null | undefined, digits = 0): string {
-  return bare === undefined ? cell(ours, digits) : `${cell(ours, digits)} / ${cell(bare, digits)}`;
-}
-
-function table(scenarios: Record<string, ScenarioResult>): string {
-  const header = ['scenario', 'ours rps', 'bare rps', 'ratio', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB'];
-  const rows = Object.entries(scenarios).map(([name, r]) => {
-    const bare = r.bare ?? undefined;
-    return [
-      name,
-      cell(r.ours?.rps, 1),
-      r.bare ? cell(r.bare.rps, 1) : '-',
-      r.ratio === null ? '-' : r.ratio.toFixed(2),
-      pair(r.ours?.p50_ms, bare?.p50_ms, 1),
-      pair(r.ours?.p99_ms, bare?.p99_ms, 1),
-      pair(r.ours?.errors, bare?.errors),
-      pair(r.ours?.peak_rss_mb, bare?.peak_rss_mb, 1),
-    ];
-  });
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
-  return [line(header), `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.map(line)].join('\n');
-}
-
-function targets(scenarios: Record<string, ScenarioResult>, floors: Floors | null): string[] {
-  const lines: string[] = [];
-  const verdict = (ok: boolean | undefined) => (ok === undefined ? 'n/a' : ok ? 'met' : 'NOT met');
-  const ratio = (name: string) => scenarios[name]?.ratio ?? undefined;
-  const cc = ratio('client_credentials_opaque');
-  const intro = ratio('introspection');
-  const dpop = ratio('client_credentials_dpop');
-  lines.push(`client_credentials (opaque) ≥ 0.6 of bare: ${cc === undefined ? 'n/a' : cc.toFixed(2)} → ${verdict(cc === undefined ? undefined : cc >= 0.6)}`);
-  lines.push(
-    `client_credentials with DPoP ≥ 0.8 of bare: ${dpop === undefined ? 'n/a' : dpop.toFixed(2)} → ${verdict(dpop === undefined ? undefined : dpop >= 0.8)}`,
-  );
-  lines.push(`introspection ≥ 0.6 of bare: ${intro === undefined ? 'n/a' : intro.toFixed(2)} → ${verdict(intro === undefined ? undefined : intro >= 0.6)}`);
-  const ccJwt = ratio('client_credentials_jwt');
-  lines.push(
-    `client_credentials with JWT access tokens ≥ 0.95 of bare: ${ccJwt === undefined ? 'n/a' : ccJwt.toFixed(2)} → ${verdict(ccJwt === undefined ? undefined : ccJwt >= 0.95)}`,
-  );
-  // Rates as fractions of the server core's crypto floor in this run: the
-  // targets were set as 1,450, 1,000 and 55 per second on a machine whose
-  // core signed RS256 about 2,900 times and checked argon2id about 90 times
-  // a second, so they mean the same on slower or faster hosts.
-  const rate = (name: string) => scenarios[name]?.ours?.rps;
-  for (const [name, label, share, unit] of [
-    ['jwt_profile', 'JWT profile grant', 0.5, 'rs256_signs_per_s'],
-    ['refresh_token', 'refresh_token (with ID token)', 0.345, 'rs256_signs_per_s'],
-    ['code_flow', 'code flow (logins)', 0.61, 'argon2id_checks_per_s'],
-  ] as const) {
-    const value = rate(name);
-    const floor = floors?.[unit];
-    const what = unit === 'rs256_signs_per_s' ? 'RS256 signatures' : 'argon2id checks';
-    const measured = value === undefined || !floor ? 'n/a' : `${value}/s = ${(value / floor).toFixed(2)} × ${floor}/s`;
-    lines.push(
-      `${label} ≥ ${share} × the core's ${what} per second: ${measured} → ${verdict(value === undefined || !floor ? undefined : value >= share * floor)}`,
-    );
-  }
-  const withErrors = Object.entries(scenarios)
-    .filter(([, r]) => (r.ours?.errors ?? 0) > 0 || (r.bare?.errors ?? 0) > 0)
-    .map(([n]) => n);
-  lines.push(`no scenario with errors: ${withErrors.length ? `errors in ${withErrors.join(', ')}` : 'none'} → ${verdict(withErrors.length === 0)}`);
-  const search = scenarios.users_search?.ours?.p99_ms ?? undefined;
-  lines.push(
-    `users_search p99 < 50 ms (PostgreSQL, 100,000 users): ${search ?? 'n/a'} ms → ${verdict(search === undefined || !DATABASE_URL ? undefined : search < 50)}`,
-  );
-  const peaks = Object.values(scenarios).map((r) => r.ours?.peak_rss_mb ?? 0);
-  const peak = peaks.length ? Math.max(...peaks) : undefined;
-  lines.push(`server peak RSS < 200 MB: ${peak ?? 'n/a'} MB → ${verdict(peak === undefined ? undefined : peak < 200)}`);
-  return lines;
-}
-
 // ---- main
 
 async function main(): Promise<void> {
@@ -731,7 +667,7 @@ async function main(): Promise<void> {
     );
   }
   out.write(
-    `Targets (informational):\n${targets(scenarios, floors)
+    `Targets (informational):\n${targets(scenarios, floors, Boolean(DATABASE_URL))
       .map((l) => `  ${l}`)
       .join('\n')}\n`,
   );

@@ -28,6 +28,8 @@ export interface Measurement {
   errors: number;
   /** Highest VmRSS of the server process seen during the scenario. */
   peak_rss_mb: number | null;
+  /** The server's CPU time (user + system, all threads) per answered request or complete flow, in µs. */
+  server_cpu_us_per_request: number | null;
 }
 
 export interface RunSettings {
@@ -200,8 +202,8 @@ export function measureHttp(url: string, serverPid: number, load: HttpLoad, sett
     const pass = await autocannonPass(url, load, settings.durationSeconds, settings.connections);
     const cpuAfter = cpuSecondsOf(serverPid);
     // Less sensitive to a drifting machine than requests/s: what each answer cost the server.
-    const cpu =
-      cpuBefore !== undefined && cpuAfter !== undefined && pass.ok > 0 ? `; server CPU ${Math.round(((cpuAfter - cpuBefore) * 1e6) / pass.ok)} µs/request` : '';
+    const cpuUs = cpuBefore !== undefined && cpuAfter !== undefined && pass.ok > 0 ? Math.round(((cpuAfter - cpuBefore) * 1e6) / pass.ok) : null;
+    const cpu = cpuUs === null ? '' : `; server CPU ${cpuUs} µs/request`;
     const statuses = Object.entries(pass.statusCodes)
       .map(([code, count]) => `${code}×${count}`)
       .join(' ');
@@ -211,6 +213,7 @@ export function measureHttp(url: string, serverPid: number, load: HttpLoad, sett
       p99_ms: pass.p99,
       errors: pass.errors,
       peak_rss_mb: null,
+      server_cpu_us_per_request: cpuUs,
       detail: `${pass.ok} ok in ${pass.seconds.toFixed(2)} s; ${statuses || 'no answers'}${cpu}${pass.ranDry ? '; ran out of fresh bodies before the duration ended' : ''}`,
     };
   });
@@ -263,10 +266,9 @@ export function measureCodeFlow(
     const seconds = (performance.now() - started) / 1000;
     const cpuAfter = cpuSecondsOf(serverPid);
     // All of the server's threads: the event loop and the password checks on the thread pool.
-    const cpu =
-      cpuBefore !== undefined && cpuAfter !== undefined && latencies.length > 0
-        ? `; server CPU ${(((cpuAfter - cpuBefore) * 1000) / latencies.length).toFixed(1)} ms/flow`
-        : '';
+    const cpuUs =
+      cpuBefore !== undefined && cpuAfter !== undefined && latencies.length > 0 ? Math.round(((cpuAfter - cpuBefore) * 1e6) / latencies.length) : null;
+    const cpu = cpuUs === null ? '' : `; server CPU ${(cpuUs / 1000).toFixed(1)} ms/flow`;
     latencies.sort((a, b) => a - b);
     const p50 = percentile(latencies, 50);
     const p99 = percentile(latencies, 99);
@@ -276,6 +278,7 @@ export function measureCodeFlow(
       p99_ms: p99 === null ? null : round(p99, 1),
       errors: counts.errors,
       peak_rss_mb: null,
+      server_cpu_us_per_request: cpuUs,
       detail: `${latencies.length} flows in ${seconds.toFixed(2)} s, ${settings.concurrency} at a time${cpu}${failures.length ? `; first failure: ${failures[0]}` : ''}`,
       tokens,
       failures,
