@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import QRCode from 'qrcode';
 import type { Database } from '../src/storage/database.ts';
 import type { AuthThrottle } from '../src/security/auth-throttle.ts';
-import { digestsEqual } from '../src/security/secrets.ts';
+import { digestsEqual, hmacKey } from '../src/security/secrets.ts';
 import { findUser } from '../src/storage/users.ts';
 import { loginName } from '../src/domain/users.ts';
 import { base32Encode, otpauthUri } from '../src/domain/totp.ts';
@@ -82,7 +82,7 @@ export function securityRoutes(router: Router, deps: SecurityDeps): void {
   const issuerHost = new URL(deps.issuer).host;
 
   function mac(payload: string): string {
-    return createHmac('sha256', deps.cookieKey).update(payload).digest('base64url');
+    return createHmac('sha256', hmacKey(deps.cookieKey)).update(payload).digest('base64url');
   }
 
   function readState(ctx: Context): SecurityState | undefined {

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { cookieSigner } from '../security/cookie-signer.ts';
 import type { Adapter, ClientAuthMethod, Configuration, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 import type { JWK } from 'jose';
 import type { ConfigResult } from '../../config/load.ts';
@@ -110,7 +111,8 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     findAccount: deps.findAccount,
     jwks: { keys: deps.jwks as never },
     cookies: {
-      keys: deps.cookieKeys.map((key) => key.toString('base64url')),
+      // Keygrip's signatures with KeyObject keys (src/security/cookie-signer.ts).
+      keys: cookieSigner(deps.cookieKeys.map((key) => key.toString('base64url'))) as never,
       long: { httpOnly: true, sameSite: 'lax' },
       short: { httpOnly: true, sameSite: 'lax' },
     },
