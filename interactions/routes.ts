@@ -188,12 +188,21 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     await switchSession(ctx, loaded, accountId);
     // Signing in is also choosing the account: a pending select_account
     // prompt (requested, or several users in this browser) is settled too.
+    // So is consent, which our apps get without a page: the first-party rule
+    // (src/engine/sign-in-policy.ts) grants the requested scopes when the
+    // engine resumes, so a consent prompt (the one offline_access asks for)
+    // would only cost the browser another round trip through this UI.
     const methods = amr ?? ['pwd'];
     // acr "mfa" (docs/oidc.md): what acr_values=mfa asks for, said of every
     // login with a second factor, and of a passkey with user verification
     // (something held and something known or been).
     const multiFactor = methods.includes('mfa') || (methods.includes('hwk') && methods.includes('user'));
-    await finish(ctx, loaded, { ...extra, select_account: {}, login: { accountId, remember: true, amr: methods, ...(multiFactor ? { acr: 'mfa' } : {}) } });
+    await finish(ctx, loaded, {
+      ...extra,
+      select_account: {},
+      consent: {},
+      login: { accountId, remember: true, amr: methods, ...(multiFactor ? { acr: 'mfa' } : {}) },
+    });
   }
 
   async function switchSession(ctx: Context, loaded: Loaded, accountId: string): Promise<void> {

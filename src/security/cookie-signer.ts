@@ -16,9 +16,9 @@ export interface CookieSigner {
  * Keygrip hands the raw key to createHmac and compares through tsscmp, which
  * keys two more HMACs with fresh random Buffers per check, and on Node 24
  * an HMAC keyed with a Buffer costs about 16 µs against 3 µs with a
- * KeyObject; a sign-in checks signed cookies about 25 times. The keys here
- * are KeyObjects and the check is timingSafeEqual (the length of a
- * signature is public).
+ * KeyObject, while each engine request of a sign-in checks several signed
+ * cookies (session, interaction, resume). The keys here are KeyObjects and
+ * the check is timingSafeEqual (the length of a signature is public).
  */
 export function cookieSigner(keys: readonly string[]): CookieSigner {
   if (!keys.length) throw new Error('cookie signing needs at least one key');

@@ -308,6 +308,8 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
     await page.keyboard.press('Tab');
     assert.equal(await focused('textContent'), 'Skip to content');
     await page.keyboard.press('Enter');
+    // The fragment navigation moves the focus a moment after the key press: wait for it (fails after 5 s).
+    await page.waitForFunction("document.activeElement?.id === 'main'", null, { timeout: 5000 }).catch(() => {});
     assert.equal(await focused('id'), 'main');
     // From the main region, Tab reaches the New project button; Enter opens the form, typing and Enter send it.
     await page.keyboard.press('Tab');

@@ -5,24 +5,30 @@ import { API_SCOPE } from '../../src/engine/claims.ts';
 import { startExchangeWorld, type App, type ExchangeWorld, type SignInUser } from '../support/exchange.ts';
 
 // What a complete sign-in (browser-less code flow: login name, password,
-// the consent step that offline_access takes, the code exchange) writes of
-// its grant: the grant is saved when it changes, not each of the three
-// times the sign-in passes the first-party rule (docs/decisions.md). The
-// tokens are the same.
+// the code exchange) costs in interactions and grant writes: one
+// interaction, also with offline_access (whose consent prompt the sign-in
+// settles: our apps need no consent page), and the grant saved once, when
+// it is made, not each time the engine passes the first-party rule
+// (docs/decisions.md). The tokens are the same.
 
 describe('the writes of a sign-in', () => {
   let world: ExchangeWorld;
   let app: App;
   let user: SignInUser;
   let grantSaves = 0;
+  let interactions: string[] = [];
 
   before(async () => {
     world = await startExchangeWorld();
     const project = await world.createProject('Writes');
     app = await world.createApp(project, 'Writes app', { grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'] });
     user = await world.createSignInUser(`writes-${Date.now()}`);
-    world.server.running.engine.provider.on('grant.saved', () => {
+    const { provider } = world.server.running.engine;
+    provider.on('grant.saved', () => {
       grantSaves++;
+    });
+    provider.on('interaction.started', (_ctx: unknown, prompt: { name: string }) => {
+      interactions.push(prompt.name);
     });
   });
 
@@ -30,18 +36,22 @@ describe('the writes of a sign-in', () => {
     await world?.stop();
   });
 
-  test('openid: the grant is saved once, and holds the scopes of the tokens', async () => {
+  test('openid: one interaction (login), the grant saved once and holding the scopes of the tokens', async () => {
     grantSaves = 0;
+    interactions = [];
     const tokens = await world.codeFlow(app, user, 'openid profile');
+    assert.deepEqual(interactions, ['login']);
     assert.equal(grantSaves, 1);
     assert.equal(decodeJwt(tokens.id_token!).sub, user.userId);
     assert.deepEqual(new Set(tokens.scope?.split(' ')), new Set(['openid', 'profile']));
     assert.equal(tokens.refresh_token, undefined);
   });
 
-  test('with offline_access: once too (the consent step and the return to the engine find the grant complete; they wrote it again before), and a refresh token', async () => {
+  test('with offline_access: the same (no consent interaction; before, a second interaction and three grant writes), and a refresh token', async () => {
     grantSaves = 0;
+    interactions = [];
     const tokens = await world.codeFlow(app, user, 'openid offline_access');
+    assert.deepEqual(interactions, ['login']);
     assert.equal(grantSaves, 1);
     assert.ok(tokens.refresh_token, 'a refresh token');
     assert.deepEqual(new Set(tokens.scope?.split(' ')), new Set(['openid', 'offline_access']));
@@ -49,7 +59,9 @@ describe('the writes of a sign-in', () => {
 
   test('the API scope, which the app may not have, is still left out: it is rejected in the grant, written with it', async () => {
     grantSaves = 0;
+    interactions = [];
     const tokens = await world.codeFlow(app, user, `openid offline_access ${API_SCOPE}`);
+    assert.deepEqual(interactions, ['login']);
     assert.equal(grantSaves, 1);
     assert.ok(!tokens.scope?.split(' ').includes(API_SCOPE));
   });

@@ -2,10 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 
 // A browser-less authorization code flow over plain HTTP, as a browser would
 // do it: GET /oauth/v2/authorize → 303 to the login page → login name →
-// password → 303s through /oauth/v2/authorize/{uid} (and, with
-// offline_access, once more through the consent interaction) until the
-// redirect_uri carries the code → POST /oauth/v2/token. One cookie jar per
-// flow: every flow is a new browser with a new login.
+// password → 303s through /oauth/v2/authorize/{uid} (and through any
+// further interaction the engine asks for) until the redirect_uri carries
+// the code → POST /oauth/v2/token. One cookie jar per flow: every flow is a
+// new browser with a new login.
 
 export interface CodeFlowClient {
   /** http://127.0.0.1:PORT of the server (requests go here). */
