@@ -255,12 +255,12 @@ const settle = (ms = 750) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * Our server runs as the container image runs it (Dockerfile): the built
  * output, NODE_ENV=production, and the image's Node flags (on the command
- * line: NODE_OPTIONS refuses --heap-growing-percent) and malloc setting.
- * docs/operations.md says why each is there.
+ * line, as the image passes them: NODE_OPTIONS refuses some V8 flags) and
+ * malloc setting. docs/operations.md says why each is there.
  */
 const IMAGE_RUNTIME = {
   env: { NODE_ENV: 'production', MALLOC_ARENA_MAX: '2' },
-  nodeFlags: ['--max-semi-space-size=8', '--heap-growing-percent=50'],
+  nodeFlags: ['--max-semi-space-size=8'],
 };
 
 /** The server core's crypto floor (bench/floors.ts), measured on that core while nothing else runs there; null if it could not be. */
@@ -327,7 +327,8 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
   const server = await spawnChild({
     name: 'portcullis',
     script: join(ROOT, 'dist/src/main.js'),
-    nodeFlags: IMAGE_RUNTIME.nodeFlags,
+    // BENCH_SERVER_NODE_FLAGS replaces the image's flags, e.g. to compare GC settings.
+    nodeFlags: process.env.BENCH_SERVER_NODE_FLAGS === undefined ? IMAGE_RUNTIME.nodeFlags : process.env.BENCH_SERVER_NODE_FLAGS.split(' ').filter(Boolean),
     env,
     port,
     readyPath: '/healthz',
