@@ -77,8 +77,8 @@ const read = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as RunFile
 const after = args.after.map(read);
 const before = args.before.map(read);
 const now = medians(after);
-if (before.length) {
-  const then = medians(before);
+const then = before.length ? medians(before) : undefined;
+if (then) {
   for (const [name, result] of Object.entries(now.scenarios)) {
     const old = then.scenarios[name];
     if (!old) continue;
@@ -97,7 +97,7 @@ const machine = {
   median_of_runs: after.length,
   dates: after.map((r) => r.machine.date),
   load_average_at_start: after.map((r) => r.machine.load_average_at_start),
-  ...(before.length ? { before: { runs: before.length, dates: before.map((r) => r.machine.date), crypto_floor: medians(before).floors } } : {}),
+  ...(then ? { before: { runs: before.length, dates: before.map((r) => r.machine.date), crypto_floor: then.floors } } : {}),
 };
 writeFileSync(args.out, `${JSON.stringify({ machine, scenarios: now.scenarios }, null, 2)}\n`);
 

@@ -80,11 +80,15 @@ export interface SpawnOptions {
   core?: number;
 }
 
+/** `node …args`, under `taskset -c core` when both are given: the command and its arguments. */
+export function nodeCommand(args: string[], taskset?: string, core?: number): [string, string[]] {
+  return taskset && core !== undefined ? [taskset, ['-c', String(core), NODE, ...args]] : [NODE, args];
+}
+
 /** Starts `node [flags] script` (under `taskset -c core` when given) and waits for `readyPath`. */
 export async function spawnChild(options: SpawnOptions): Promise<Child> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? tmpdir(), ...options.env };
-  const node = [NODE, ...(options.nodeFlags ?? []), options.script];
-  const [command, args] = options.taskset && options.core !== undefined ? [options.taskset, ['-c', String(options.core), ...node]] : [node[0]!, node.slice(1)];
+  const [command, args] = nodeCommand([...(options.nodeFlags ?? []), options.script], options.taskset, options.core);
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let output = '';

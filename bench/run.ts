@@ -10,7 +10,7 @@ import { dpopProofs } from './dpop-proofs.ts';
 import { basicAuth, runCodeFlow, type CodeFlowClient, type CodeFlowUser } from '../test/support/code-flow.ts';
 import { addSearchUsersThroughApi, insertSearchUsers, usersSearchLoad } from './users-search.ts';
 import { table, targets, type Floors, type ScenarioResult } from './report.ts';
-import { BENCH_CORE, NODE, ROOT, SERVER_CORE, killChildrenNow, memoryOf, pinSelf, pinning, spawnChild, tempDir, type Child } from './processes.ts';
+import { BENCH_CORE, NODE, ROOT, SERVER_CORE, killChildrenNow, memoryOf, nodeCommand, pinSelf, pinning, spawnChild, tempDir, type Child } from './processes.ts';
 import {
   SCENARIOS,
   arrayFeeder,
@@ -266,8 +266,7 @@ const IMAGE_RUNTIME = {
 /** The server core's crypto floor (bench/floors.ts), measured on that core while nothing else runs there; null if it could not be. */
 function measureFloors(taskset: string | undefined): Floors | null {
   log(`measuring the crypto floor${taskset ? ` of core ${SERVER_CORE}` : ''} (RS256 signatures, argon2id checks)…`);
-  const script = join(ROOT, 'bench/floors.ts');
-  const [command, args] = taskset ? [taskset, ['-c', String(SERVER_CORE), NODE, script]] : [NODE, [script]];
+  const [command, args] = nodeCommand([join(ROOT, 'bench/floors.ts')], taskset, SERVER_CORE);
   const run = spawnSync(command, args, { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
   try {
     return JSON.parse(run.stdout.trim()) as Floors;

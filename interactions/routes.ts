@@ -13,7 +13,7 @@ import { PAGE_HEADERS } from '../src/engine/pages.ts';
 import { liveBrowserAccounts, readBrowserAccounts } from '../src/engine/browser-accounts.ts';
 import { addGrantableScopes } from '../src/engine/api-scope.ts';
 import { saveGrantChange } from '../src/engine/sign-in-policy.ts';
-import type { EffectivePolicy } from '../src/storage/policy-cache.ts';
+import type { EffectivePolicy } from '../src/queries/policy-cache.ts';
 import { LOGIN_POLICY } from '../src/domain/policies/login.ts';
 import { findUser } from '../src/storage/users.ts';
 import { loginName } from '../src/domain/users.ts';

@@ -27,7 +27,7 @@ import { localInvalidation, redisInvalidation, type CacheTopic } from './storage
 import { userCache } from './storage/user-cache.ts';
 import { machineKeyCache } from './storage/machine-key-cache.ts';
 import { featureCache } from './storage/feature-cache.ts';
-import { policyCache } from './storage/policy-cache.ts';
+import { policyCache } from './queries/policy-cache.ts';
 import type { FeatureName } from './storage/features.ts';
 import { interactionRouter } from '../interactions/index.ts';
 import { createApp } from './app.ts';

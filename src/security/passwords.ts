@@ -58,8 +58,8 @@ async function argon2(input: Argon2Input): Promise<Buffer> {
 
 // OWASP's argon2id baseline: 19 MiB, 2 passes, 1 lane, on the libuv thread
 // pool, so hashing never blocks the event loop.
-const PARAMS = { memory: 19456, passes: 2, parallelism: 1 };
-const TAG_LENGTH = 32;
+export const ARGON2ID_PARAMS = { memory: 19456, passes: 2, parallelism: 1, tagLength: 32 };
+const { tagLength: TAG_LENGTH, ...PARAMS } = ARGON2ID_PARAMS;
 
 function b64(bytes: Buffer): string {
   return bytes.toString('base64').replace(/=+$/, '');

@@ -15,8 +15,8 @@ describe('the writes of a sign-in', () => {
   let world: ExchangeWorld;
   let app: App;
   let user: SignInUser;
-  let grantSaves = 0;
-  let interactions: string[] = [];
+  let savedGrants = 0;
+  let seenInteractions: string[] = [];
 
   before(async () => {
     world = await startExchangeWorld();
@@ -25,10 +25,10 @@ describe('the writes of a sign-in', () => {
     user = await world.createSignInUser(`writes-${Date.now()}`);
     const { provider } = world.server.running.engine;
     provider.on('grant.saved', () => {
-      grantSaves++;
+      savedGrants++;
     });
     provider.on('interaction.started', (_ctx: unknown, prompt: { name: string }) => {
-      interactions.push(prompt.name);
+      seenInteractions.push(prompt.name);
     });
   });
 
@@ -36,10 +36,16 @@ describe('the writes of a sign-in', () => {
     await world?.stop();
   });
 
+  /** One complete sign-in with `scope`: its tokens, and the interactions and grant writes it took. */
+  async function signIn(scope: string) {
+    savedGrants = 0;
+    seenInteractions = [];
+    const tokens = await world.codeFlow(app, user, scope);
+    return { tokens, interactions: seenInteractions, grantSaves: savedGrants };
+  }
+
   test('openid: one interaction (login), the grant saved once and holding the scopes of the tokens', async () => {
-    grantSaves = 0;
-    interactions = [];
-    const tokens = await world.codeFlow(app, user, 'openid profile');
+    const { tokens, interactions, grantSaves } = await signIn('openid profile');
     assert.deepEqual(interactions, ['login']);
     assert.equal(grantSaves, 1);
     assert.equal(decodeJwt(tokens.id_token!).sub, user.userId);
@@ -48,9 +54,7 @@ describe('the writes of a sign-in', () => {
   });
 
   test('with offline_access: the same (no consent interaction; before, a second interaction and three grant writes), and a refresh token', async () => {
-    grantSaves = 0;
-    interactions = [];
-    const tokens = await world.codeFlow(app, user, 'openid offline_access');
+    const { tokens, interactions, grantSaves } = await signIn('openid offline_access');
     assert.deepEqual(interactions, ['login']);
     assert.equal(grantSaves, 1);
     assert.ok(tokens.refresh_token, 'a refresh token');
@@ -58,9 +62,7 @@ describe('the writes of a sign-in', () => {
   });
 
   test('the API scope, which the app may not have, is still left out: it is rejected in the grant, written with it', async () => {
-    grantSaves = 0;
-    interactions = [];
-    const tokens = await world.codeFlow(app, user, `openid offline_access ${API_SCOPE}`);
+    const { tokens, interactions, grantSaves } = await signIn(`openid offline_access ${API_SCOPE}`);
     assert.deepEqual(interactions, ['login']);
     assert.equal(grantSaves, 1);
     assert.ok(!tokens.scope?.split(' ').includes(API_SCOPE));

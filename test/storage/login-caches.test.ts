@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../src/storage/database.ts';
-import { policyCache } from '../../src/storage/policy-cache.ts';
+import { policyCache } from '../../src/queries/policy-cache.ts';
 import { SESSION_INDEX_SLACK_SECONDS, sessionIndex, sessionsOfUser } from '../../src/storage/user-sessions.ts';
 import { LOGIN_POLICY } from '../../src/domain/policies/login.ts';
 import { openTestDatabase, type TestDatabase } from '../support/stores.ts';
@@ -23,6 +23,13 @@ function counting(db: Queryable): { db: Queryable; statements: () => number } {
     } as Queryable,
     statements: () => statements,
   };
+}
+
+/** A session index over `db`, the warnings it reports, and a session of an hour to save in it. */
+function newIndex(db: Queryable) {
+  const warnings: unknown[] = [];
+  const index = sessionIndex(db, (err) => warnings.push(err));
+  return { index, warnings, accountId: randomUUID(), sessionId: randomUUID(), exp: Date.now() + 3600_000 };
 }
 
 /** Lets the index's writes (not awaited by the engine's events) land. */
@@ -74,11 +81,7 @@ describe('login caches', () => {
 
   test('the session index: one write while the expiry stays covered, the entry never ends before its session', async () => {
     const { db, statements } = counting(store.db);
-    const warnings: unknown[] = [];
-    const index = sessionIndex(db, (err) => warnings.push(err));
-    const accountId = randomUUID();
-    const sessionId = randomUUID();
-    const exp = Date.now() + 3600_000;
+    const { index, warnings, accountId, sessionId, exp } = newIndex(db);
 
     // Each authorization in a signed-in browser saves its session again.
     index.saved({ accountId, sessionId, expiresAt: new Date(exp) });
@@ -142,11 +145,7 @@ describe('login caches', () => {
         return store.db.query(sql, params);
       },
     } as Queryable;
-    const warnings: unknown[] = [];
-    const index = sessionIndex(flaky, (err) => warnings.push(err));
-    const accountId = randomUUID();
-    const sessionId = randomUUID();
-    const exp = Date.now() + 3600_000;
+    const { index, warnings, accountId, sessionId, exp } = newIndex(flaky);
 
     index.saved({ accountId, sessionId, expiresAt: new Date(exp) });
     await settle();
