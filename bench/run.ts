@@ -10,6 +10,7 @@ import { dpopProofs } from './dpop-proofs.ts';
 import { basicAuth, runCodeFlow, type CodeFlowClient, type CodeFlowUser } from '../test/support/code-flow.ts';
 import { addSearchUsersThroughApi, insertSearchUsers, usersSearchLoad } from './users-search.ts';
 import { table, targets, type Floors, type ScenarioResult } from './report.ts';
+import { startBenchStores } from './stores.ts';
 import { BENCH_CORE, NODE, ROOT, SERVER_CORE, killChildrenNow, memoryOf, nodeCommand, pinSelf, pinning, spawnChild, tempDir, type Child } from './processes.ts';
 import {
   SCENARIOS,
@@ -53,10 +54,26 @@ const FLOW_CONCURRENCY = Math.round(numberSetting('BENCH_FLOW_CONCURRENCY', 8, 1
 const ASSERTIONS = Math.round(numberSetting('BENCH_JWT_ASSERTIONS', Math.min(60_000, Math.max(2000, (DURATION + WARMUP) * 2000)), 100, 500_000));
 const OUTPUT = process.env.BENCH_OUTPUT || join(ROOT, 'bench/results.json');
 const RUN_BARE = process.env.BENCH_BARE !== '0';
-const DATABASE_URL = process.env.DATABASE_URL || undefined;
+const OWN_STORES = storesSetting();
+// Set by main() when the benchmark starts stores of its own (BENCH_STORES=own).
+let DATABASE_URL = process.env.DATABASE_URL || undefined;
+let REDIS_URL = process.env.REDIS_URL || undefined;
 // Users in the org of the users_search scenario: 100,000 on PostgreSQL, 10,000 on the embedded database.
-const SEARCH_USERS = Math.round(numberSetting('BENCH_SEARCH_USERS', DATABASE_URL ? 100_000 : 10_000, 10, 1_000_000));
-const REDIS_URL = process.env.REDIS_URL || undefined;
+const SEARCH_USERS = Math.round(numberSetting('BENCH_SEARCH_USERS', DATABASE_URL || OWN_STORES ? 100_000 : 10_000, 10, 1_000_000));
+
+/** BENCH_STORES: `own` starts a PostgreSQL and a Redis for the run; unset or `given`: DATABASE_URL / REDIS_URL as set. */
+function storesSetting(): boolean {
+  const raw = process.env.BENCH_STORES || 'given';
+  if (raw !== 'own' && raw !== 'given') {
+    process.stderr.write(`bench: BENCH_STORES must be "own" or "given" (got ${JSON.stringify(raw)})\n`);
+    process.exit(2);
+  }
+  if (raw === 'own' && (process.env.DATABASE_URL || process.env.REDIS_URL)) {
+    process.stderr.write('bench: BENCH_STORES=own starts its own PostgreSQL and Redis; unset DATABASE_URL and REDIS_URL\n');
+    process.exit(2);
+  }
+  return raw === 'own';
+}
 
 function selectedScenarios(): ScenarioName[] {
   const raw = process.env.BENCH_SCENARIOS;
@@ -602,13 +619,23 @@ async function startBare(taskset: string | undefined, clients: { opaque: Machine
 // ---- main
 
 async function main(): Promise<void> {
+  const pin = pinning();
+  const given = [DATABASE_URL ? 'DATABASE_URL' : 'the embedded database', ...(REDIS_URL ? ['REDIS_URL'] : [])].join(' and ');
+  let stores = DATABASE_URL || REDIS_URL ? `${given} as given, not pinned` : 'the embedded database';
+  if (OWN_STORES) {
+    log(`bench: starting a PostgreSQL and a Redis of our own${pin.taskset ? ` on core ${BENCH_CORE}` : ''}…`);
+    const own = await startBenchStores(pin.taskset, BENCH_CORE);
+    cleanups.push(() => own.cleanup());
+    DATABASE_URL = own.databaseUrl;
+    REDIS_URL = own.redisUrl;
+    stores = own.description;
+  }
   for (const [name, url] of [
     ['DATABASE_URL', DATABASE_URL],
     ['REDIS_URL', REDIS_URL],
   ] as const) {
     if (url && !isLoopback(hostOf(url))) log(`bench: note: ${name} is not on this machine (${hostOf(url)}); the targets assume local stores`);
   }
-  const pin = pinning();
   const started = new Date();
   const load = loadavg();
   log(
@@ -638,6 +665,7 @@ async function main(): Promise<void> {
     node_version: nodeVersion,
     database_url_used: Boolean(DATABASE_URL),
     redis_url_used: Boolean(REDIS_URL),
+    stores,
     taskset: pin.taskset
       ? { used: true, server_core: SERVER_CORE, load_generator_core: BENCH_CORE, load_generator_pinned: pinnedSelf }
       : { used: false, reason: pin.reason },

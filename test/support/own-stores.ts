@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -73,6 +73,8 @@ export interface OwnRedis {
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** A command through redis-cli, e.g. `cli('SENTINEL', 'get-master-addr-by-name', 'x')`. */
   cli(...args: string[]): Promise<string>;
+  /** The running server's process id. */
+  pid(): number | undefined;
   /** Kills the server and removes its folder. */
   cleanup(): Promise<void>;
 }
@@ -136,6 +138,7 @@ export async function startOwnRedis(args: string[] = [], options: OwnRedisOption
     url: `redis://127.0.0.1:${port}`,
     start,
     kill,
+    pid: () => child?.pid,
     async cli(...command) {
       const { stdout } = await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...command]);
       return stdout.trim();
@@ -156,7 +159,14 @@ export interface OwnPostgres {
   start(): Promise<void>;
   /** `pg_ctl stop` in the given mode (immediate: like a crash, no shutdown checkpoint). */
   stop(mode?: 'immediate' | 'fast'): Promise<void>;
+  /** The running postmaster's process id (its backends are its children). */
+  postmasterPid(): number;
   cleanup(): Promise<void>;
+}
+
+export interface OwnPostgresOptions {
+  /** `name=value` server settings instead of the small defaults a fault test needs. */
+  settings?: Record<string, string>;
 }
 
 /**
@@ -164,7 +174,7 @@ export interface OwnPostgres {
  * PostgreSQL refuses to run as root; as root its binaries run as the
  * `postgres` user.
  */
-export async function startOwnPostgres(): Promise<OwnPostgres> {
+export async function startOwnPostgres(options: OwnPostgresOptions = {}): Promise<OwnPostgres> {
   if (!POSTGRES_BIN) throw new Error('PostgreSQL server binaries are not installed');
   const port = await freePort();
   const dir = tempDir('portcullis-pg-');
@@ -178,9 +188,11 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
   const pgRun = (tool: string, args: string[]) =>
     asRoot ? run('runuser', ['-u', 'postgres', '--', join(POSTGRES_BIN, tool), ...args]) : run(join(POSTGRES_BIN, tool), args);
   await pgRun('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=50 -c shared_buffers=16MB`;
+  const settings = { max_connections: '50', shared_buffers: '16MB', ...options.settings };
+  const settingFlags = Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`);
+  const serverOptions = [`-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, ...settingFlags].join(' ');
   const start = async () => {
-    await pgRun('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '30', 'start']);
+    await pgRun('pg_ctl', ['-D', data, '-o', serverOptions, '-l', join(dir, 'log'), '-w', '-t', '30', 'start']);
     await waitForPort(port, 10_000);
   };
   const stop = async (mode: 'immediate' | 'fast' = 'fast') => {
@@ -197,6 +209,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     url,
     start,
     stop,
+    postmasterPid: () => Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]),
     async cleanup() {
       await stop('immediate');
       rmSync(dir, { recursive: true, force: true });
