@@ -18,10 +18,7 @@ export interface BenchStores {
 
 /** Pins every thread of `pid` and of its child processes to `core`; false if taskset refused. */
 function pinTree(taskset: string, pid: number, core: number): boolean {
-  const children = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
-    .stdout.split('\n')
-    .filter(Boolean)
-    .map(Number);
+  const children = (spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout ?? '').split('\n').filter(Boolean).map(Number);
   return [pid, ...children].every((id) => spawnSync(taskset, ['-a', '-p', '-c', String(core), String(id)], { encoding: 'utf8' }).status === 0);
 }
 
