@@ -45,8 +45,12 @@ export function message(error: unknown): string {
  */
 export function Heading({ children }: { children: ComponentChildren }) {
   const ref = useRef<HTMLHeadingElement>(null);
+  // Decided when the heading first renders: its effect runs only after the
+  // next paint, and by then the skip link may already have been followed,
+  // which counts as moving within the console; the focus it gave stays.
+  const [takesFocus] = useState(hasNavigated);
   useEffect(() => {
-    if (hasNavigated()) ref.current?.focus();
+    if (takesFocus) ref.current?.focus();
   }, []);
   return (
     <h1 tabIndex={-1} ref={ref}>

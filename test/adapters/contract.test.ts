@@ -34,9 +34,12 @@ function newId(): string {
   return randomUUID();
 }
 
+// One issue time for the whole file: a record built twice (once written,
+// once expected) is the same record, even across a second's boundary.
+const ISSUED_AT = Math.floor(Date.now() / 1000);
+
 function record(model: string, id: string, fields: AdapterPayload = {}): AdapterPayload {
-  const now = Math.floor(Date.now() / 1000);
-  return { jti: id, kind: model, iat: now, exp: now + TTL, ...fields };
+  return { jti: id, kind: model, iat: ISSUED_AT, exp: ISSUED_AT + TTL, ...fields };
 }
 
 async function rowExists(db: Queryable, model: string, id: string): Promise<boolean> {
