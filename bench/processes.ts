@@ -30,9 +30,9 @@ export function pinning(): { taskset?: string; reason?: string } {
   return taskset ? { taskset } : { reason: 'taskset not found' };
 }
 
-/** Pins every thread of this process to `core` (the load generator). */
-export function pinSelf(taskset: string, core: number): boolean {
-  const out = spawnSync(taskset, ['-a', '-p', '-c', String(core), String(process.pid)], { encoding: 'utf8' });
+/** Pins every thread of a running process (by default this one, the load generator) to `core`. */
+export function pinProcess(taskset: string, core: number, pid = process.pid): boolean {
+  const out = spawnSync(taskset, ['-a', '-p', '-c', String(core), String(pid)], { encoding: 'utf8' });
   return out.status === 0;
 }
 

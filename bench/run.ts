@@ -11,7 +11,20 @@ import { basicAuth, runCodeFlow, type CodeFlowClient, type CodeFlowUser } from '
 import { addSearchUsersThroughApi, insertSearchUsers, usersSearchLoad } from './users-search.ts';
 import { table, targets, type Floors, type ScenarioResult } from './report.ts';
 import { startBenchStores } from './stores.ts';
-import { BENCH_CORE, NODE, ROOT, SERVER_CORE, killChildrenNow, memoryOf, nodeCommand, pinSelf, pinning, spawnChild, tempDir, type Child } from './processes.ts';
+import {
+  BENCH_CORE,
+  NODE,
+  ROOT,
+  SERVER_CORE,
+  killChildrenNow,
+  memoryOf,
+  nodeCommand,
+  pinProcess,
+  pinning,
+  spawnChild,
+  tempDir,
+  type Child,
+} from './processes.ts';
 import {
   SCENARIOS,
   arrayFeeder,
@@ -620,8 +633,8 @@ async function startBare(taskset: string | undefined, clients: { opaque: Machine
 
 async function main(): Promise<void> {
   const pin = pinning();
-  const given = [DATABASE_URL ? 'DATABASE_URL' : 'the embedded database', ...(REDIS_URL ? ['REDIS_URL'] : [])].join(' and ');
-  let stores = DATABASE_URL || REDIS_URL ? `${given} as given, not pinned` : 'the embedded database';
+  // Which URLs were used is recorded beside it (database_url_used, redis_url_used).
+  let stores = DATABASE_URL || REDIS_URL ? 'as given, not pinned' : 'the embedded database';
   if (OWN_STORES) {
     log(`bench: starting a PostgreSQL and a Redis of our own${pin.taskset ? ` on core ${BENCH_CORE}` : ''}…`);
     const own = await startBenchStores(pin.taskset, BENCH_CORE);
@@ -644,7 +657,7 @@ async function main(): Promise<void> {
 
   let pinnedSelf = false;
   const pinLoadGenerator = () => {
-    if (pin.taskset && !pinnedSelf) pinnedSelf = pinSelf(pin.taskset, BENCH_CORE);
+    if (pin.taskset && !pinnedSelf) pinnedSelf = pinProcess(pin.taskset, BENCH_CORE);
   };
   const floors = measureFloors(pin.taskset);
   const findings = await benchOurs(pin.taskset, pinLoadGenerator);

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { startOwnPostgres, startOwnRedis } from '../test/support/own-stores.ts';
+import { startOwnPostgres, startOwnRedis, type OwnRedis } from '../test/support/own-stores.ts';
+import { pinProcess } from './processes.ts';
 
 // BENCH_STORES=own: a PostgreSQL and a Redis of the benchmark's own, pinned
 // to the load generator's core. The machine's services float between the
@@ -19,7 +20,7 @@ export interface BenchStores {
 /** Pins every thread of `pid` and of its child processes to `core`; false if taskset refused. */
 function pinTree(taskset: string, pid: number, core: number): boolean {
   const children = (spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout ?? '').split('\n').filter(Boolean).map(Number);
-  return [pid, ...children].every((id) => spawnSync(taskset, ['-a', '-p', '-c', String(core), String(id)], { encoding: 'utf8' }).status === 0);
+  return [pid, ...children].every((id) => pinProcess(taskset, core, id));
 }
 
 /**
@@ -30,7 +31,7 @@ function pinTree(taskset: string, pid: number, core: number): boolean {
  */
 export async function startBenchStores(taskset: string | undefined, core: number): Promise<BenchStores> {
   const postgres = await startOwnPostgres({ settings: { max_connections: '100', shared_buffers: '128MB' } });
-  let redis: Awaited<ReturnType<typeof startOwnRedis>>;
+  let redis: OwnRedis;
   try {
     redis = await startOwnRedis();
   } catch (err) {

@@ -8,6 +8,7 @@ import { apiClient, type Api } from '../support/api.ts';
 import { landedOn, launchBrowser, needsChromium, signIn } from '../support/browser.ts';
 import { freePort, ROOT, testServer, type TestServer } from '../support/server.ts';
 import { passwordForm } from '../support/login-form.ts';
+import { eventually } from '../support/tokens.ts';
 import { consoleRedirectUri } from '../../src/commands/console-app.ts';
 
 // The console in Chromium, as its users meet it: signing in as the
@@ -55,17 +56,10 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
   /** A property of the element that has the focus. */
   const focused = (property: 'textContent' | 'id' | 'name' | 'tagName') => page.evaluate<string>(`document.activeElement?.${property}`);
   // The focus moves a moment after a key press (fragment navigation, a new
-  // page's heading): poll for it, and answer what has it after 5 s.
-  // page.waitForFunction would evaluate its predicate with eval once the
-  // first check fails, which the console's CSP refuses.
-  const focusedOnceIs = async (property: 'id' | 'tagName', expected: string): Promise<string> => {
-    const deadline = Date.now() + 5000;
-    for (;;) {
-      const now = await focused(property);
-      if (now === expected || Date.now() > deadline) return now;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  };
+  // page's heading), so the test polls for it. page.waitForFunction would
+  // evaluate its predicate with eval once its first check fails, which the
+  // console's CSP refuses.
+  const focusMoves = (property: 'id' | 'tagName', expected: string) => eventually(async () => (await focused(property)) === expected, 5000, 25);
   const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
 
   before(async () => {
@@ -320,7 +314,8 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
     await page.keyboard.press('Tab');
     assert.equal(await focused('textContent'), 'Skip to content');
     await page.keyboard.press('Enter');
-    assert.equal(await focusedOnceIs('id', 'main'), 'main');
+    await focusMoves('id', 'main');
+    assert.equal(await focused('id'), 'main');
     // From the main region, Tab reaches the New project button; Enter opens the form, typing and Enter send it.
     await page.keyboard.press('Tab');
     assert.equal(await focused('textContent'), 'New project');
@@ -334,7 +329,8 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
     await page.getByRole('link', { name: 'Events' }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Events' }).waitFor();
-    assert.equal(await focusedOnceIs('tagName', 'H1'), 'H1', 'the new page’s heading takes the focus');
+    await focusMoves('tagName', 'H1');
+    assert.equal(await focused('tagName'), 'H1', 'the new page’s heading takes the focus');
   });
 
   it('speaks German to a German browser', async () => {
