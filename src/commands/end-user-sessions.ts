@@ -4,7 +4,7 @@ import type { EngineHolder } from '../engine/engine-holder.ts';
 import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
 import { forgetSession, sessionsOfUser } from '../storage/user-sessions.ts';
 import type { Principal } from '../domain/roles.ts';
-import { assertHoldsEveryRoleOf, managedUser } from '../queries/get-user.ts';
+import { userToActOn } from '../queries/get-user.ts';
 
 interface StoredSession {
   accountId?: string;
@@ -55,8 +55,7 @@ async function endSession(provider: Provider, session: StoredSession, accountId:
 export async function endUserSessions(db: Database, engine: EngineHolder, actor: Principal, orgId: string, userId: string): Promise<{ details: WriteDetails }> {
   const result = await db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
-    const user = await managedUser(tx, actor, orgId, userId);
-    await assertHoldsEveryRoleOf(tx, actor, user);
+    const user = await userToActOn(tx, actor, orgId, userId);
     await write.append({ aggregateType: 'user', aggregateId: user.id, type: 'user.sessions.terminated', resourceOwner: orgId, payload: {} });
     return { details: writeDetails(write, orgId) };
   });

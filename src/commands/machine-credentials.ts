@@ -18,7 +18,7 @@ import {
 import { NotFound, fieldError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Principal } from '../domain/roles.ts';
-import { assertHoldsEveryRoleOf, assertMachine, assertMayManageUsers, managedUser } from '../queries/get-user.ts';
+import { assertMachine, assertMayManageUsers, userToActOn } from '../queries/get-user.ts';
 import { generateSecret, secretDigest } from '../security/secrets.ts';
 import { generateMachineKeyPair, serviceAccountKeyFile } from '../security/machine-keys.ts';
 
@@ -49,9 +49,8 @@ const MAX_RSA_BITS = 8192;
 
 /** Each step of a credential write, in the write's transaction: the user, then what may be done to it. */
 async function machineToManage(tx: Queryable, actor: Principal, orgId: string, userId: string, credentials: string): Promise<UserRow> {
-  const user = await managedUser(tx, actor, orgId, userId);
+  const user = await userToActOn(tx, actor, orgId, userId);
   assertMachine(user, credentials);
-  await assertHoldsEveryRoleOf(tx, actor, user);
   return user;
 }
 

@@ -10,7 +10,7 @@ import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
 import { looksLikeTotpCode, matchTotp, newRecoveryCodes, newTotpSecret, normaliseRecoveryCode } from '../domain/totp.ts';
 import { AlreadyExists, NotFound } from '../domain/errors.ts';
 import type { Principal } from '../domain/roles.ts';
-import { managedUser } from '../queries/get-user.ts';
+import { userToActOn } from '../queries/get-user.ts';
 
 /** The keys of second factors: `sealing` encrypts TOTP secrets at rest, `digest` keys the recovery codes' digests. */
 export interface FactorKeys {
@@ -123,11 +123,11 @@ export async function removeOwnOtp(db: Database, userId: string): Promise<boolea
   });
 }
 
-/** `DELETE /management/v1/users/{userId}/auth_factors/otp` (ORG_OWNER, ORG_USER_MANAGER): `user.otp.removed`. */
+/** `DELETE /management/v1/users/{userId}/auth_factors/otp` (ORG_OWNER, ORG_USER_MANAGER holding every role of the user): `user.otp.removed`. */
 export async function removeUserOtp(db: Database, actor: Principal, orgId: string, userId: string): Promise<{ details: WriteDetails }> {
   return db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
-    const user = await managedUser(tx, actor, orgId, userId);
+    const user = await userToActOn(tx, actor, orgId, userId);
     if (!(await removeOtp(write, { id: user.id, orgId }))) throw new NotFound('the user has no authenticator app');
     return { details: writeDetails(write, orgId) };
   });

@@ -15,7 +15,7 @@ import { loginName } from '../domain/users.ts';
 import { newId } from '../domain/ids.ts';
 import { NotFound } from '../domain/errors.ts';
 import type { Principal } from '../domain/roles.ts';
-import { managedUser } from '../queries/get-user.ts';
+import { userToActOn } from '../queries/get-user.ts';
 
 /** The relying party (WebAuthn 5.1): its id is the issuer's host name (or WEBAUTHN_RP_ID), its origin the issuer's origin. */
 export interface RelyingParty {
@@ -167,11 +167,11 @@ export async function removeOwnPasskey(db: Database, userId: string, passkeyId: 
   });
 }
 
-/** `DELETE /management/v1/users/{userId}/passkeys/{passkeyId}` (ORG_OWNER, ORG_USER_MANAGER): `user.passkey.removed`. */
+/** `DELETE /management/v1/users/{userId}/passkeys/{passkeyId}` (ORG_OWNER, ORG_USER_MANAGER holding every role of the user): `user.passkey.removed`. */
 export async function removeUserPasskey(db: Database, actor: Principal, orgId: string, userId: string, passkeyId: string): Promise<{ details: WriteDetails }> {
   return db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
-    const user = await managedUser(tx, actor, orgId, userId);
+    const user = await userToActOn(tx, actor, orgId, userId);
     if (!(await removePasskey(write, { id: user.id, orgId }, passkeyId))) throw new NotFound('passkey not found');
     return { details: writeDetails(write, orgId) };
   });

@@ -1,10 +1,11 @@
-import type { Database } from '../storage/database.ts';
+import type { Database, Queryable } from '../storage/database.ts';
 import type { Announce } from '../storage/invalidation.ts';
 import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
 import { findInstance } from '../storage/instance.ts';
 import { findPolicies, findPolicy, putPolicy, removeOrgPolicy } from '../storage/policies.ts';
 import { InvalidArgument, NotFound, PermissionDenied } from '../domain/errors.ts';
-import { hasInstanceRole, mayActInOrg, type Principal } from '../domain/roles.ts';
+import { hasInstanceRole, type Principal } from '../domain/roles.ts';
+import { mayChangeOrgPolicies } from '../domain/permissions.ts';
 import { withDefaults, type PolicyKind } from '../domain/policies/kind.ts';
 
 // PUT sets the fields present in the body; the others keep the value that
@@ -12,6 +13,21 @@ import { withDefaults, type PolicyKind } from '../domain/policies/kind.ts';
 
 function requireFields<T extends object>(kind: PolicyKind<T>, input: Partial<T>): void {
   if (!Object.keys(input).length) throw new InvalidArgument(`no field given; the ${kind.name} policy has ${Object.keys(kind.defaults).join(', ')}`);
+}
+
+/** The settings a PUT leads to, refused when the policy as a whole could not work. */
+function usable<T extends object>(kind: PolicyKind<T>, settings: T): T {
+  const problems = kind.problems?.(settings) ?? [];
+  if (problems.length)
+    throw new InvalidArgument(`the ${kind.name} policy would not work: ${problems.map((p) => `${p.field}: ${p.description}`).join('; ')}`, problems);
+  return settings;
+}
+
+/** ORG_OWNER of the org; IAM_OWNER for the instance's first org (docs/security.md). */
+async function assertMayChangeOrgPolicy(db: Queryable, actor: Principal, orgId: string, kindName: string): Promise<void> {
+  if (!mayChangeOrgPolicies(actor, orgId, (await findInstance(db))?.default_org_id)) {
+    throw new PermissionDenied(`the org's ${kindName} policy requires ORG_OWNER, and IAM_OWNER for the instance's first org`);
+  }
 }
 
 /** `PUT /admin/v1/policies/{kind}` (IAM_OWNER). */
@@ -29,7 +45,7 @@ export async function setInstancePolicy<T extends object>(
     const instance = await findInstance(tx);
     if (!instance) throw new NotFound('the instance is not set up');
     const current = await findPolicy(tx, kind.name, null);
-    const settings = { ...withDefaults(kind, current?.settings as Partial<T> | undefined), ...input };
+    const settings = usable(kind, { ...withDefaults(kind, current?.settings as Partial<T> | undefined), ...input });
     await putPolicy(write, { kind: kind.name, orgId: null, aggregateId: instance.id }, settings);
     return { details: writeDetails(write, instance.id) };
   });
@@ -46,12 +62,12 @@ export async function setOrgPolicy<T extends object>(
   kind: PolicyKind<T>,
   input: Partial<T>,
 ): Promise<{ details: WriteDetails }> {
-  if (!mayActInOrg(actor, orgId, 'ORG_OWNER')) throw new PermissionDenied(`the org's ${kind.name} policy requires ORG_OWNER`);
   requireFields(kind, input);
   const done = await db.transaction(async (tx) => {
+    await assertMayChangeOrgPolicy(tx, actor, orgId, kind.name);
     const write = await beginWrite(tx, actor);
     const { org, instance } = await findPolicies(tx, kind.name, orgId);
-    const settings = { ...withDefaults(kind, (org ?? instance)?.settings as Partial<T> | undefined), ...input };
+    const settings = usable(kind, { ...withDefaults(kind, (org ?? instance)?.settings as Partial<T> | undefined), ...input });
     await putPolicy(write, { kind: kind.name, orgId, aggregateId: orgId }, settings);
     return { details: writeDetails(write, orgId) };
   });
@@ -67,8 +83,8 @@ export async function resetOrgPolicy<T extends object>(
   orgId: string,
   kind: PolicyKind<T>,
 ): Promise<{ details: WriteDetails }> {
-  if (!mayActInOrg(actor, orgId, 'ORG_OWNER')) throw new PermissionDenied(`the org's ${kind.name} policy requires ORG_OWNER`);
   const done = await db.transaction(async (tx) => {
+    await assertMayChangeOrgPolicy(tx, actor, orgId, kind.name);
     const write = await beginWrite(tx, actor);
     if (!(await removeOrgPolicy(write, { kind: kind.name, orgId, aggregateId: orgId }))) throw new NotFound(`the org has no ${kind.name} policy of its own`);
     return { details: writeDetails(write, orgId) };

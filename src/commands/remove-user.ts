@@ -4,7 +4,7 @@ import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-lo
 import { removeUser as deleteUser } from '../storage/users.ts';
 import { InvalidArgument } from '../domain/errors.ts';
 import type { Principal } from '../domain/roles.ts';
-import { assertHoldsEveryRoleOf, assertMayManageUsers, managedUser } from '../queries/get-user.ts';
+import { assertMayManageUsers, userToActOn } from '../queries/get-user.ts';
 
 /**
  * `DELETE /management/v1/users/{userId}`: the user and, with it, its PATs,
@@ -16,8 +16,7 @@ export async function removeUser(db: Database, announce: Announce, actor: Princi
   if (userId === actor.userId) throw new InvalidArgument('a user cannot remove itself');
   const result = await db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
-    const user = await managedUser(tx, actor, orgId, userId);
-    await assertHoldsEveryRoleOf(tx, actor, user);
+    const user = await userToActOn(tx, actor, orgId, userId);
     await deleteUser(write, { id: user.id, orgId, userName: user.user_name });
     return { details: writeDetails(write, orgId) };
   });

@@ -1,12 +1,13 @@
 import type { Queryable } from '../storage/database.ts';
 import { readDetails, type WriteDetails } from '../storage/event-log.ts';
 import { findUser, type UserRow } from '../storage/users.ts';
-import { membershipsOf, type Membership } from '../storage/memberships.ts';
+import { membershipsOf } from '../storage/memberships.ts';
 import { machineKeysOf, personalAccessTokensOf, type CredentialRow } from '../storage/credentials.ts';
 import { userGrantsOf } from '../storage/grants.ts';
 import { InvalidArgument, NotFound, PermissionDenied } from '../domain/errors.ts';
 import { loginName } from '../domain/users.ts';
 import { mayActInOrg, type Principal } from '../domain/roles.ts';
+import { holdsEveryRoleOf } from '../domain/permissions.ts';
 
 export interface UserView {
   id: string;
@@ -88,24 +89,18 @@ export function assertMachine(user: UserRow, credentials: string): void {
 }
 
 /**
- * Whoever holds a user's credential acts with every role that user holds, so
- * handing one out (or taking the user away) needs those roles too: for each
- * membership of the user, the actor is the owner of that scope (IAM_OWNER
- * everywhere, ORG_OWNER in the org) or holds every role the user has there.
+ * A user of the acting org whose credentials or security state the actor may
+ * change: the actor manages the org's users and holds every role the user
+ * holds (docs/security.md, "Acting on another user"); 403 otherwise.
  */
-export function holdsEveryRoleOf(actor: Principal, memberships: Membership[]): boolean {
-  if (actor.instanceRoles.has('IAM_OWNER')) return true;
-  return memberships.every((membership) => {
-    if (membership.scope === 'instance') return membership.roles.every((role) => actor.instanceRoles.has(role));
-    const held = actor.orgRoles.get(membership.scope_id);
-    return Boolean(held?.has('ORG_OWNER')) || membership.roles.every((role) => held?.has(role));
-  });
-}
-
-export async function assertHoldsEveryRoleOf(db: Queryable, actor: Principal, user: UserRow): Promise<void> {
+export async function userToActOn(db: Queryable, actor: Principal, orgId: string, userId: string): Promise<UserRow> {
+  const user = await managedUser(db, actor, orgId, userId);
   if (!holdsEveryRoleOf(actor, await membershipsOf(db, user.id))) {
-    throw new PermissionDenied(`user ${user.id} holds roles the caller does not hold; only a holder of those roles may manage its credentials or remove it`);
+    throw new PermissionDenied(
+      `user ${user.id} holds roles the caller does not hold; only a holder of those roles may act on its credentials or security state`,
+    );
   }
+  return user;
 }
 
 // ---- lists of a user's credentials and grants: never a secret or key material

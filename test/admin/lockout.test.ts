@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { apiClient, type Api, type ApiResponse } from '../support/api.ts';
 import { assertDetails, assertError, assertErrorBody } from '../support/assertions.ts';
-import { passwordForm } from '../support/login-form.ts';
+import { passwordForm, passwordFormApp } from '../support/login-form.ts';
 import { eventually } from '../support/tokens.ts';
 import { readAdminPat, sleep, testServer, type TestServer } from '../support/server.ts';
 import { unlockExpiredLocks } from '../../src/commands/password-login.ts';
@@ -61,20 +61,7 @@ for (const stores of ['configured', 'embedded'] as const) {
       admin = apiClient(server.url, readAdminPat(server.dataDir), { strictJson: true });
       const { rows } = await server.running.db.query<{ default_org_id: string }>('SELECT default_org_id FROM instance');
       orgId = rows[0]!.default_org_id;
-      const project = await admin('POST', '/management/v1/projects', { body: { name: 'Lockout' } });
-      const app = await admin('POST', `/management/v1/projects/${project.body.id}/apps/oidc`, {
-        body: {
-          name: 'Lockout app',
-          redirectUris: ['http://localhost:1/cb'],
-          responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
-          grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
-          appType: 'OIDC_APP_TYPE_WEB',
-          authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
-          devMode: true,
-        },
-      });
-      assert.equal(app.status, 200, app.text);
-      clientId = app.body.clientId;
+      clientId = await passwordFormApp(admin, 'Lockout');
     });
     after(async () => {
       await server?.stop();

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { request, type ApiResponse } from './api.ts';
+import { request, type Api, type ApiResponse } from './api.ts';
 
 // The login UI's password form without a browser: an authorization request
 // starts an interaction, and its password form is posted as a browser
@@ -38,4 +38,28 @@ export async function passwordForm(
       headers: { ...headers, cookie, 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ csrf, loginName, password }),
     });
+}
+
+/**
+ * A project with a confidential web app whose one redirect URI is
+ * passwordForm's default (devMode, so http and localhost are allowed);
+ * answers the app's client id.
+ */
+export async function passwordFormApp(api: Api, name: string, orgId?: string): Promise<string> {
+  const project = await api('POST', '/management/v1/projects', { body: { name }, orgId });
+  assert.equal(project.status, 200, project.text);
+  const app = await api('POST', `/management/v1/projects/${project.body.id}/apps/oidc`, {
+    body: {
+      name: `${name} app`,
+      redirectUris: ['http://localhost:1/cb'],
+      responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+      grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
+      appType: 'OIDC_APP_TYPE_WEB',
+      authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+      devMode: true,
+    },
+    orgId,
+  });
+  assert.equal(app.status, 200, app.text);
+  return app.body.clientId;
 }

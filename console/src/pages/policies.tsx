@@ -46,9 +46,10 @@ function PolicyForm({ settings, save, saveLabel }: { settings: Settings; save: (
               violations={violations}
             />
           );
-        if (Array.isArray(current))
+        if (Array.isArray(current)) {
+          const problems = violations.filter((v) => v.field === field);
           return (
-            <fieldset key={field}>
+            <fieldset key={field} aria-describedby={problems.length ? `${field}-error` : undefined}>
               <legend>{labelOf(field)}</legend>
               {(ENUMS[field] ?? current).map((choice: string) => (
                 <Check
@@ -58,8 +59,14 @@ function PolicyForm({ settings, save, saveLabel }: { settings: Settings; save: (
                   onChange={(on) => set(field)(on ? [...current, choice] : current.filter((c: string) => c !== choice))}
                 />
               ))}
+              {problems.length > 0 && (
+                <p class="field-error" id={`${field}-error`}>
+                  {problems.map((p) => p.description).join('; ')}
+                </p>
+              )}
             </fieldset>
           );
+        }
         if (ENUMS[field])
           return (
             <Select

@@ -5,12 +5,16 @@
  * owners set, and an org override that org owners set and remove
  * (docs/api/policies.md).
  */
+import type { FieldViolation } from '../errors.ts';
+
 export interface PolicyKind<T extends object> {
   /** `lockout` → `/admin/v1/policies/lockout`, events `instance.policy.lockout.set`. */
   name: string;
   defaults: Readonly<T>;
   /** Schema of a PUT body: the kind's fields, each optional, no others. */
   schema: { type: 'object'; properties: Record<keyof T, object>; additionalProperties: false };
+  /** What makes a whole policy unusable although each field is valid (checked on the settings a PUT leads to). */
+  problems?(settings: T): FieldViolation[];
 }
 
 /** Settings as stored, completed with the defaults of fields stored before they existed. */

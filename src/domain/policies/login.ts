@@ -34,4 +34,15 @@ export const LOGIN_POLICY: PolicyKind<LoginPolicy> = {
     },
     additionalProperties: false,
   },
+  problems: (policy) =>
+    signInIsPossible(policy) ? [] : [{ field: 'secondFactors', description: 'forceMfa needs at least one second factor allowed, or passkeys allowed' }],
 };
+
+/**
+ * With forceMfa every sign-in needs a second factor or a passkey: a policy
+ * that allows neither locks every user of its org out, the admins who could
+ * change it back included.
+ */
+function signInIsPossible(policy: LoginPolicy): boolean {
+  return !policy.forceMfa || policy.secondFactors.length > 0 || policy.passwordlessType === 'PASSWORDLESS_TYPE_ALLOWED';
+}
