@@ -5,6 +5,7 @@ import { addProject } from '../storage/projects.ts';
 import { addApp, changeApp, findAppByClientId, settingsOf } from '../storage/apps.ts';
 import { APP_DEFAULTS, appViolations, type AppSettings } from '../domain/apps.ts';
 import { newId } from '../domain/ids.ts';
+import { lockForTransaction } from '../storage/advisory-lock.ts';
 
 /** The console's client id: the same on every instance, so the page needs no lookup to sign in. */
 export const CONSOLE_CLIENT_ID = 'portcullis-console';
@@ -55,7 +56,7 @@ const sameSettings = (a: AppSettings, b: AppSettings) => JSON.stringify(Object.e
 export async function ensureConsoleApp(db: Database, issuer: string): Promise<'created' | 'updated' | 'unchanged'> {
   const wanted = consoleAppSettings(issuer);
   return db.transaction(async (tx) => {
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext('portcullis.console_app.' || current_schema()))");
+    await lockForTransaction(tx, 'console_app');
     const instance = await findInstance(tx);
     if (!instance) throw new Error('the console app needs the instance; run the first start before it');
     const app = await findAppByClientId(tx, CONSOLE_CLIENT_ID);

@@ -13,6 +13,7 @@ import { loginName } from '../domain/users.ts';
 import { generateSecret, secretDigest } from '../security/secrets.ts';
 import { generateMachineKeyPair, serviceAccountKeyFile } from '../security/machine-keys.ts';
 import { prepareHuman, writeHuman, type HumanInput, type OrgSettings } from './setup-org.ts';
+import { lockForTransaction } from '../storage/advisory-lock.ts';
 
 export interface FirstStartSettings extends OrgSettings {
   instanceOrgName: string;
@@ -46,7 +47,7 @@ function writeSecretFile(path: string, content: string): void {
  */
 export async function firstStart(db: Database, settings: FirstStartSettings): Promise<FirstStartResult | undefined> {
   return db.transaction(async (tx) => {
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext('portcullis.first_start.' || current_schema()))");
+    await lockForTransaction(tx, 'first_start');
     if (await findInstance(tx)) return undefined;
 
     const orgId = newId();

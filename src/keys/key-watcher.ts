@@ -2,7 +2,7 @@ import type { Database } from '../storage/database.ts';
 import type { Logger } from '../logger.ts';
 import { loadSigningKeys, type SigningKey } from './signing-keys.ts';
 import { advanceSigningKeys } from './rotation.ts';
-import { keySchedule } from '../queries/signing-keys.ts';
+import { keySchedule } from './schedule.ts';
 
 export interface KeyWatcherOptions {
   db: Database;

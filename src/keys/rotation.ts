@@ -1,11 +1,7 @@
 import type { Database, Queryable } from '../storage/database.ts';
+import { lockForTransaction } from '../storage/advisory-lock.ts';
+import { activateKeyAt, retireKeysAt, unretiredKeyRows, type SigningKeyRow } from '../storage/signing-keys.ts';
 import { insertSigningKey } from './signing-keys.ts';
-
-interface ScheduleRow {
-  kid: string;
-  activates_at: Date;
-  retires_at: Date | null;
-}
 
 export interface RotationOptions {
   now?: Date;
@@ -29,32 +25,33 @@ export function advanceSigningKeys(db: Database, sealingKey: Buffer, options: Ro
 /** The same, inside the caller's transaction (to log the rotation with it). */
 export async function advanceSigningKeysIn(tx: Queryable, sealingKey: Buffer, options: RotationOptions): Promise<boolean> {
   const now = options.now ?? new Date();
-  await tx.query("SELECT pg_advisory_xact_lock(hashtext('portcullis.signing_keys.' || current_schema()))");
-  const { rows } = await tx.query<ScheduleRow>('SELECT kid, activates_at, retires_at FROM signing_keys WHERE retires_at IS NULL ORDER BY activates_at');
+  await lockForTransaction(tx, 'signing_keys');
+  const rows = await unretiredKeyRows(tx);
   let active = rows.filter((r) => new Date(r.activates_at) <= now);
   const pending = rows.filter((r) => new Date(r.activates_at) > now);
   let changed = false;
 
   if (options.force) {
     if (pending[0]) {
-      await tx.query('UPDATE signing_keys SET activates_at = $2 WHERE kid = $1', [pending[0].kid, now]);
+      await activateKeyAt(tx, pending[0].kid, now);
       active = [...active, { ...pending[0], activates_at: now }];
       pending.shift();
     } else {
       const kid = await insertSigningKey(tx, sealingKey, now);
-      active = [...active, { kid, activates_at: now, retires_at: null }];
+      active = [...active, { kid, alg: 'RS256', activates_at: now, retires_at: null }];
     }
     changed = true;
   }
 
-  const newest = active.reduce<ScheduleRow | undefined>((a, b) => (!a || new Date(b.activates_at) >= new Date(a.activates_at) ? b : a), undefined);
+  const newest = active.reduce<SigningKeyRow | undefined>((a, b) => (!a || new Date(b.activates_at) >= new Date(a.activates_at) ? b : a), undefined);
   const older = active.filter((r) => r !== newest);
   if (older.length) {
     // A key stops signing when its successor starts.
-    await tx.query('UPDATE signing_keys SET retires_at = $2 WHERE kid = ANY($1::text[])', [
+    await retireKeysAt(
+      tx,
       older.map((r) => r.kid),
       newest ? new Date(newest.activates_at) : now,
-    ]);
+    );
     changed = true;
   }
   if (pending.length === 0) {

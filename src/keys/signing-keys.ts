@@ -2,6 +2,8 @@ import { generateKeyPair as generateKeyPairCb, type JsonWebKey } from 'node:cryp
 import { promisify } from 'node:util';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import type { Database, Queryable } from '../storage/database.ts';
+import { lockForTransaction } from '../storage/advisory-lock.ts';
+import { hasUnretiredKey, insertSigningKeyRow, publishedSealedKeyRows } from '../storage/signing-keys.ts';
 import { seal, unseal } from './sealing.ts';
 
 const generateKeyPair = promisify(generateKeyPairCb);
@@ -17,14 +19,6 @@ export interface SigningKey {
   retiresAt: Date | null;
 }
 
-interface KeyRow {
-  kid: string;
-  alg: SigningAlg;
-  private_jwk: Uint8Array;
-  activates_at: Date;
-  retires_at: Date | null;
-}
-
 export async function generateSigningKey(alg: SigningAlg = 'RS256'): Promise<{ kid: string; publicJwk: JWK; privateJwk: JWK }> {
   const { privateKey } = await generateKeyPair('rsa', { modulusLength: 2048 });
   const jwk = privateKey.export({ format: 'jwk' }) as JsonWebKey as JWK;
@@ -36,14 +30,8 @@ export async function generateSigningKey(alg: SigningAlg = 'RS256'): Promise<{ k
 
 export async function insertSigningKey(db: Queryable, sealingKey: Buffer, activatesAt: Date, alg: SigningAlg = 'RS256'): Promise<string> {
   const key = await generateSigningKey(alg);
-  const sealed = seal(sealingKey, Buffer.from(JSON.stringify(key.privateJwk)), key.kid);
-  await db.query('INSERT INTO signing_keys (kid, alg, public_jwk, private_jwk, activates_at) VALUES ($1, $2, $3, $4, $5)', [
-    key.kid,
-    alg,
-    JSON.stringify(key.publicJwk),
-    sealed,
-    activatesAt,
-  ]);
+  const sealedPrivateJwk = seal(sealingKey, Buffer.from(JSON.stringify(key.privateJwk)), key.kid);
+  await insertSigningKeyRow(db, { kid: key.kid, alg, publicJwk: key.publicJwk, sealedPrivateJwk, activatesAt });
   return key.kid;
 }
 
@@ -53,9 +41,8 @@ export async function insertSigningKey(db: Queryable, sealingKey: Buffer, activa
  */
 export async function ensureSigningKey(db: Database, sealingKey: Buffer): Promise<void> {
   await db.transaction(async (tx) => {
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext('portcullis.signing_keys.' || current_schema()))");
-    const { rows } = await tx.query('SELECT 1 FROM signing_keys WHERE retires_at IS NULL LIMIT 1');
-    if (rows.length === 0) await insertSigningKey(tx, sealingKey, new Date());
+    await lockForTransaction(tx, 'signing_keys');
+    if (!(await hasUnretiredKey(tx))) await insertSigningKey(tx, sealingKey, new Date());
   });
 }
 
@@ -66,14 +53,10 @@ export async function ensureSigningKey(db: Database, sealingKey: Buffer): Promis
  * keys still needed to verify tokens they signed (`retainFor` seconds).
  */
 export async function loadSigningKeys(db: Queryable, sealingKey: Buffer, retainFor: number, now = new Date()): Promise<SigningKey[]> {
-  const { rows } = await db.query<KeyRow>(
-    `SELECT kid, alg, private_jwk, activates_at, retires_at FROM signing_keys
-      WHERE retires_at IS NULL OR retires_at > $1::timestamptz - make_interval(secs => $2)`,
-    [now, retainFor],
-  );
+  const rows = await publishedSealedKeyRows(db, retainFor, now);
   const keys = rows.map((row) => ({
     kid: row.kid,
-    alg: row.alg,
+    alg: row.alg as SigningAlg,
     privateJwk: JSON.parse(unseal(sealingKey, Buffer.from(row.private_jwk), row.kid).toString('utf8')) as JWK,
     activatesAt: new Date(row.activates_at),
     retiresAt: row.retires_at ? new Date(row.retires_at) : null,

@@ -1,4 +1,5 @@
 import type { Transaction } from './database.ts';
+import { lockForTransaction } from './advisory-lock.ts';
 
 export interface NewEvent {
   aggregateType: string;
@@ -45,7 +46,7 @@ export interface Editor {
 export async function beginWrite(tx: Transaction, editor: Editor | null): Promise<Write> {
   const creator = editor ? (editor.impersonatorId ?? editor.userId) : null;
   const impersonated = editor?.impersonatorId ? editor.userId : null;
-  await tx.query("SELECT pg_advisory_xact_lock(hashtext('portcullis.events.' || current_schema()))");
+  await lockForTransaction(tx, 'events');
   const { rows } = await tx.query<{ at: Date }>('SELECT clock_timestamp() AS at');
   const at = new Date(rows[0]!.at);
   let lastSequence = '';

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Database } from './database.ts';
+import { lockForTransaction } from './advisory-lock.ts';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
@@ -29,7 +30,7 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
  */
 export async function migrate(db: Database, migrations = listMigrations()): Promise<number[]> {
   return db.transaction(async (tx) => {
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext('portcullis.migrate.' || current_schema()))");
+    await lockForTransaction(tx, 'migrate');
     await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY,
       name text NOT NULL,
