@@ -37,7 +37,7 @@ import { engineTokenVerifier } from './queries/verify-access-token.ts';
 import { prepareDataDir, restrictDataDir } from './storage/data-dir.ts';
 import { firstStart } from './commands/first-start.ts';
 import { ensureConsoleApp } from './commands/console-app.ts';
-import { createAuthThrottle } from './security/auth-throttle.ts';
+import { createAuthThrottle } from './storage/auth-failures.ts';
 import { unlockExpiredLocks } from './commands/password-login.ts';
 import { InvalidArgument } from './domain/errors.ts';
 import { ConfigError } from '../config/load.ts';

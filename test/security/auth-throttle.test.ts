@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { IncomingMessage } from 'node:http';
-import { AuthThrottle, clientAddress, memoryFailureWindow, redisFailureWindow, type FailureWindow } from '../../src/security/auth-throttle.ts';
+import { AuthThrottle, clientAddress, memoryFailureWindow, type FailureWindow } from '../../src/security/auth-throttle.ts';
+import { redisFailureWindow } from '../../src/storage/auth-failures.ts';
 import { needsRedis, openRedisForTest, type TestRedis } from '../support/stores.ts';
 
 // The sliding window of failed authentications per client address, in
