@@ -5,7 +5,7 @@ import type { Logger } from './logger.ts';
 import type { EngineHolder } from './engine/engine-holder.ts';
 import { DISCOVERY_PATH } from './engine/routes.ts';
 import { engineDoor, methodsIfNotAllowed } from './http/engine-paths.ts';
-import { requestContext, requestIdOf } from './http/request-context.ts';
+import { requestContext, requestIdOf } from './request-context.ts';
 import { errorBoundary } from './http/error-boundary.ts';
 import { recordMatchedRoute, requestMetrics, type Metrics } from './http/metrics.ts';
 

@@ -1,6 +1,6 @@
 import Provider from 'oidc-provider';
 import type { Logger } from '../logger.ts';
-import { requestIdOf } from '../http/request-context.ts';
+import { requestIdOf } from '../request-context.ts';
 import { engineConfiguration, type EngineDependencies } from './configuration.ts';
 import { jwtAccessTokens } from './jwt-access-tokens.ts';
 import { overrideEngine } from './engine-overrides.ts';

@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ENGINE_PATHS, ROUTES } from '../engine/routes.ts';
-import { pathOf } from './request-context.ts';
+import { pathOf } from '../request-context.ts';
 
 /** The service's Prometheus metrics (docs/operations.md), in one registry per process. */
 export interface Metrics {

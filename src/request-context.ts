@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../logger.ts';
+import type { Logger } from './logger.ts';
 
 const requestIds = new WeakMap<IncomingMessage, string>();
 const INCOMING_ID = /^[A-Za-z0-9._-]{1,64}$/;
