@@ -3,6 +3,22 @@ import { dirname, resolve } from 'node:path';
 import { UsageError, type CommandSpec, type Values } from './args.ts';
 import { isObject } from './http.ts';
 import { json, secretLines } from './output.ts';
+import {
+  APP_TOKEN_TYPE_CHOICES,
+  APP_TYPE_CHOICES,
+  AUTH_METHOD_CHOICES,
+  count,
+  expiration,
+  GRANT_TYPE_CHOICES,
+  list,
+  mapped,
+  oneOf,
+  RESPONSE_TYPE_CHOICES,
+  str,
+  USER_TOKEN_TYPE_CHOICES,
+} from './option-values.ts';
+import { APP_DEFAULTS } from '../src/domain/apps.ts';
+import { DEFAULT_MACHINE_ACCESS_TOKEN_TYPE } from '../src/domain/users.ts';
 
 // The commands table: for each command its options, the API call it makes
 // and the human-readable lines of its result.
@@ -31,33 +47,7 @@ export class CliError extends Error {
   }
 }
 
-export function str(values: Values, name: string): string | undefined {
-  const value = values[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
-function list(values: Values, name: string): string[] {
-  const value = values[name];
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
-}
-
 const id = (value: string) => encodeURIComponent(value);
-
-/** Maps a friendly option value onto the API enum; anything else is a usage error. */
-function mapped(command: string, option: string, value: string, table: Record<string, string>): string {
-  const key = value.toLowerCase().replaceAll('-', '_');
-  const found = Object.entries(table).find(([friendly]) => friendly.replaceAll('-', '_') === key);
-  if (!found) throw new UsageError(`--${option} must be one of ${Object.keys(table).join(', ')} (got '${value}')`, command);
-  return found[1];
-}
-
-/** A whole number option (0 allowed), or a usage error. */
-function count(command: string, values: Values, name: string): number | undefined {
-  const value = str(values, name);
-  if (value === undefined) return undefined;
-  if (!/^\d{1,10}$/.test(value) || Number(value) > 2147483647) throw new UsageError(`--${name} must be a whole number from 0 (got '${value}')`, command);
-  return Number(value);
-}
 
 /** Where a lockout policy command acts: the instance default (--instance) or the org. */
 function lockoutPath(values: Values): string {
@@ -74,15 +64,6 @@ function lockoutLines(policy: Record<string, any>): string[] {
   ];
 }
 
-/** An --expires value as RFC 3339 (`2030-01-01` → `2030-01-01T00:00:00.000Z`). */
-function expiration(command: string, values: Values): { expirationDate?: string } {
-  const value = str(values, 'expires');
-  if (value === undefined) return {};
-  const time = Date.parse(value);
-  if (Number.isNaN(time)) throw new UsageError(`--expires must be an ISO 8601 date or date-time (got '${value}')`, command);
-  return { expirationDate: new Date(time).toISOString() };
-}
-
 function readSecretFile(path: string, what: string): string {
   try {
     return readFileSync(path, 'utf8').replace(/\r?\n$/, '');
@@ -90,24 +71,6 @@ function readSecretFile(path: string, what: string): string {
     throw new CliError(`cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
 }
-
-const APP_TYPES = { web: 'OIDC_APP_TYPE_WEB', 'user-agent': 'OIDC_APP_TYPE_USER_AGENT', native: 'OIDC_APP_TYPE_NATIVE' };
-const AUTH_METHODS = {
-  basic: 'OIDC_AUTH_METHOD_TYPE_BASIC',
-  post: 'OIDC_AUTH_METHOD_TYPE_POST',
-  none: 'OIDC_AUTH_METHOD_TYPE_NONE',
-  'private-key-jwt': 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT',
-};
-const RESPONSE_TYPES = { code: 'OIDC_RESPONSE_TYPE_CODE', id_token: 'OIDC_RESPONSE_TYPE_ID_TOKEN', id_token_token: 'OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN' };
-const GRANT_TYPES = {
-  authorization_code: 'OIDC_GRANT_TYPE_AUTHORIZATION_CODE',
-  implicit: 'OIDC_GRANT_TYPE_IMPLICIT',
-  refresh_token: 'OIDC_GRANT_TYPE_REFRESH_TOKEN',
-  token_exchange: 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE',
-  device_code: 'OIDC_GRANT_TYPE_DEVICE_CODE',
-};
-const APP_TOKEN_TYPES = { bearer: 'OIDC_TOKEN_TYPE_BEARER', jwt: 'OIDC_TOKEN_TYPE_JWT' };
-const USER_TOKEN_TYPES = { bearer: 'ACCESS_TOKEN_TYPE_BEARER', jwt: 'ACCESS_TOKEN_TYPE_JWT' };
 
 /** The key file inside an add-key answer. */
 function keyFile(response: Record<string, any>): string {
@@ -169,16 +132,25 @@ export const COMMANDS: Command[] = [
       name: { type: 'string', arg: '<name>', description: 'app name' },
       'redirect-uri': { type: 'string', multiple: true, arg: '<uri>', description: 'redirect URI, repeatable' },
       'post-logout-uri': { type: 'string', multiple: true, arg: '<uri>', description: 'post-logout redirect URI, repeatable' },
-      type: { type: 'string', arg: '<type>', description: 'web (default), user-agent or native' },
-      auth: { type: 'string', arg: '<method>', description: 'client authentication: basic (default), post, none or private-key-jwt' },
-      'response-type': { type: 'string', multiple: true, arg: '<type>', description: 'code (default), id_token or id_token_token; repeatable' },
+      type: { type: 'string', arg: '<type>', description: oneOf(APP_TYPE_CHOICES, APP_DEFAULTS.appType) },
+      auth: { type: 'string', arg: '<method>', description: `client authentication: ${oneOf(AUTH_METHOD_CHOICES, APP_DEFAULTS.authMethodType)}` },
+      'response-type': {
+        type: 'string',
+        multiple: true,
+        arg: '<type>',
+        description: `${oneOf(RESPONSE_TYPE_CHOICES, APP_DEFAULTS.responseTypes[0]!)}; repeatable`,
+      },
       grant: {
         type: 'string',
         multiple: true,
         arg: '<grant>',
-        description: 'authorization_code (default), implicit, refresh_token, token_exchange or device_code; repeatable',
+        description: `${oneOf(GRANT_TYPE_CHOICES, APP_DEFAULTS.grantTypes[0]!)}; repeatable`,
       },
-      'access-token': { type: 'string', arg: '<type>', description: 'bearer (opaque, default) or jwt' },
+      'access-token': {
+        type: 'string',
+        arg: '<type>',
+        description: `${oneOf(APP_TOKEN_TYPE_CHOICES, APP_DEFAULTS.accessTokenType)}; bearer tokens are opaque`,
+      },
       'dev-mode': { type: 'boolean', description: 'allow http and localhost redirect URIs' },
       'id-token-userinfo': { type: 'boolean', description: 'put the userinfo claims into the ID token' },
       'iam-api-access': { type: 'boolean', description: "may obtain tokens for this service's admin API (IAM_OWNER, apps of the first org only)" },
@@ -203,11 +175,11 @@ export const COMMANDS: Command[] = [
       const token = str(values, 'access-token');
       if (redirects.length) body.redirectUris = redirects;
       if (logouts.length) body.postLogoutRedirectUris = logouts;
-      if (responses.length) body.responseTypes = responses.map((r) => mapped('add-app', 'response-type', r, RESPONSE_TYPES));
-      if (grants.length) body.grantTypes = grants.map((g) => mapped('add-app', 'grant', g, GRANT_TYPES));
-      if (type !== undefined) body.appType = mapped('add-app', 'type', type, APP_TYPES);
-      if (auth !== undefined) body.authMethodType = mapped('add-app', 'auth', auth, AUTH_METHODS);
-      if (token !== undefined) body.accessTokenType = mapped('add-app', 'access-token', token, APP_TOKEN_TYPES);
+      if (responses.length) body.responseTypes = responses.map((r) => mapped('add-app', 'response-type', r, RESPONSE_TYPE_CHOICES));
+      if (grants.length) body.grantTypes = grants.map((g) => mapped('add-app', 'grant', g, GRANT_TYPE_CHOICES));
+      if (type !== undefined) body.appType = mapped('add-app', 'type', type, APP_TYPE_CHOICES);
+      if (auth !== undefined) body.authMethodType = mapped('add-app', 'auth', auth, AUTH_METHOD_CHOICES);
+      if (token !== undefined) body.accessTokenType = mapped('add-app', 'access-token', token, APP_TOKEN_TYPE_CHOICES);
       if (values['dev-mode'] === true) body.devMode = true;
       if (values['id-token-userinfo'] === true) body.idTokenUserinfoAssertion = true;
       if (values['iam-api-access'] === true) body.iamApiAccess = true;
@@ -230,7 +202,11 @@ export const COMMANDS: Command[] = [
       user: { type: 'string', arg: '<userName>', description: 'user name; the client_id of the client_credentials grant' },
       name: { type: 'string', arg: '<name>', description: 'display name' },
       description: { type: 'string', arg: '<text>', description: 'description' },
-      'access-token': { type: 'string', arg: '<type>', description: 'bearer (opaque, default) or jwt' },
+      'access-token': {
+        type: 'string',
+        arg: '<type>',
+        description: `${oneOf(USER_TOKEN_TYPE_CHOICES, DEFAULT_MACHINE_ACCESS_TOKEN_TYPE)}; bearer tokens are opaque`,
+      },
     },
     required: ['user', 'name'],
     request(values) {
@@ -243,7 +219,7 @@ export const COMMANDS: Command[] = [
           userName: str(values, 'user'),
           name: str(values, 'name'),
           ...(description !== undefined ? { description } : {}),
-          ...(token !== undefined ? { accessTokenType: mapped('add-machine-user', 'access-token', token, USER_TOKEN_TYPES) } : {}),
+          ...(token !== undefined ? { accessTokenType: mapped('add-machine-user', 'access-token', token, USER_TOKEN_TYPE_CHOICES) } : {}),
         },
       };
     },

@@ -1,10 +1,12 @@
+import type { ApiErrorBody } from '../../src/admin/errors.ts';
+import type { FieldViolation } from '../../src/domain/errors.ts';
+import { MAX_LIMIT } from '../../src/domain/search.ts';
+import type { SearchResult } from './views.ts';
+
 // Calls of the admin and management API with the signed-in user's token.
 // Errors keep the API's code, message and field violations (docs/api/README.md).
 
-export interface FieldViolation {
-  field: string;
-  description: string;
-}
+export type { FieldViolation };
 
 export class ApiError extends Error {
   readonly status: number;
@@ -17,44 +19,49 @@ export class ApiError extends Error {
 }
 
 export interface Api {
-  // biome-ignore lint/suspicious/noExplicitAny: answers are the API's JSON; each page names the shape it reads
-  call<T = any>(method: string, path: string, body?: unknown): Promise<T>;
+  /** `T`: what the call answers, one of the server's views (views.ts). */
+  call<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
 }
 
-export interface Page<T> {
-  details: { totalResult: string };
-  result: T[];
-}
+/** One page of a search answer and where it starts: a page shown while the next loads keeps its own numbers. */
+export type SearchPage<T> = SearchResult<T> & { offset: number };
 
-/** One page of a search call, remembering where it starts: a page shown while the next loads keeps its own numbers. */
 export async function searchPage<T>(
   api: Api,
   path: string,
   offset: number,
   limit: number,
   body: { asc?: boolean; queries?: object[] } = {},
-): Promise<Page<T> & { offset: number }> {
-  const page = await api.call<Page<T>>('POST', path, { query: { offset: String(offset), limit, asc: body.asc ?? true }, queries: body.queries ?? [] });
+): Promise<SearchPage<T>> {
+  const page = await api.call<SearchResult<T>>('POST', path, { query: { offset: String(offset), limit, asc: body.asc ?? true }, queries: body.queries ?? [] });
   return { ...page, offset };
+}
+
+/** A whole list to choose from (orgs, projects): one search for as many as the API answers at once. */
+export function searchAll<T>(api: Api, path: string): Promise<SearchResult<T>> {
+  return api.call<SearchResult<T>>('POST', path, { query: { limit: MAX_LIMIT } });
+}
+
+function violationsOf(body: Partial<ApiErrorBody>): FieldViolation[] {
+  return (body.details ?? []).flatMap((detail) => (Array.isArray(detail.fieldViolations) ? (detail.fieldViolations as FieldViolation[]) : []));
 }
 
 export function createApi(token: () => string, orgId: () => string | undefined, onUnauthenticated: () => void): Api {
   return {
-    async call(method, path, body) {
+    async call<T>(method: string, path: string, body?: unknown): Promise<T> {
       const headers: Record<string, string> = { authorization: `Bearer ${token()}` };
       const org = orgId();
       if (org) headers['x-service-orgid'] = org;
       if (body !== undefined) headers['content-type'] = 'application/json';
       const response = await fetch(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
       const text = await response.text();
-      // biome-ignore lint/suspicious/noExplicitAny: the API's JSON, typed by the caller of `call`
-      const parsed = text ? (JSON.parse(text) as any) : {};
+      const parsed: unknown = text ? JSON.parse(text) : {};
       if (response.status === 401) onUnauthenticated();
       if (!response.ok) {
-        const violations: FieldViolation[] = (parsed.details ?? []).flatMap((d: { fieldViolations?: FieldViolation[] }) => d.fieldViolations ?? []);
-        throw new ApiError(response.status, String(parsed.message ?? response.statusText), violations);
+        const error = parsed as Partial<ApiErrorBody>;
+        throw new ApiError(response.status, String(error.message ?? response.statusText), violationsOf(error));
       }
-      return parsed;
+      return parsed as T;
     },
   };
 }

@@ -1,17 +1,19 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { ApiError, createApi, type Page } from './api.ts';
+import { ApiError, createApi, searchAll } from './api.ts';
 import { signOut, startSignIn, forgetSession, type Session } from './auth.ts';
 import type { ConsoleConfig } from './config.ts';
 import { ConsoleContext, Loading, Select } from './components.tsx';
 import { t, type MessageKey } from './i18n.ts';
 import { href, useRoute } from './router.ts';
-import { UserPage, UsersPage } from './pages/users.tsx';
+import { UsersPage } from './pages/users/list.tsx';
+import { UserPage } from './pages/users/user.tsx';
 import { ProjectPage, ProjectsPage } from './pages/projects.tsx';
 import { AppPage, AppsPage } from './pages/apps.tsx';
 import { MembersPage } from './pages/members.tsx';
 import { PoliciesPage } from './pages/policies.tsx';
 import { SigningKeysPage } from './pages/signing-keys.tsx';
 import { EventsPage } from './pages/events.tsx';
+import type { OrgView } from './views.ts';
 
 // The frame of every page: skip link, header (org switch, sign-out), the
 // main navigation, and the page of the current path.
@@ -64,9 +66,9 @@ export function App({ config, session }: { config: ConsoleConfig; session: Sessi
     [session],
   );
   // Instance owners may list orgs; anyone else gets 403 and works in their own org.
-  const [orgs, setOrgs] = useState<{ list?: Array<{ id: string; name: string }>; error?: unknown; done: boolean }>({ done: false });
+  const [orgs, setOrgs] = useState<{ list?: OrgView[]; error?: unknown; done: boolean }>({ done: false });
   useEffect(() => {
-    api.call<Page<{ id: string; name: string }>>('POST', '/admin/v1/orgs/_search', { query: { limit: 1000 } }).then(
+    searchAll<OrgView>(api, '/admin/v1/orgs/_search').then(
       (page) => setOrgs({ list: page.result, done: true }),
       (error) => setOrgs(error instanceof ApiError && error.status === 403 ? { done: true } : { error, done: false }),
     );

@@ -177,23 +177,6 @@ export function Select({
   );
 }
 
-/** Page controls: where we are in the list, and buttons to move. */
-export function Pager({ offset, limit, total, onMove }: { offset: number; limit: number; total: number; onMove: (offset: number) => void }) {
-  const from = total === 0 ? 0 : offset + 1;
-  const to = Math.min(offset + limit, total);
-  return (
-    <nav class="pager" aria-label={t('showing', { from, to, total })}>
-      <button type="button" disabled={offset === 0} onClick={() => onMove(Math.max(0, offset - limit))}>
-        {t('previous')}
-      </button>
-      <span>{t('showing', { from, to, total })}</span>
-      <button type="button" disabled={to >= total} onClick={() => onMove(offset + limit)}>
-        {t('next')}
-      </button>
-    </nav>
-  );
-}
-
 /**
  * A secret the API shows once (client secret, PAT, key file): shown here with
  * a copy button and a download, and gone when the page is left.

@@ -315,8 +315,13 @@ export function t(key: MessageKey, params: Record<string, string | number> = {})
 }
 
 /** Whether a string names a message (enum values of the API such as USER_STATE_LOCKED). */
-export function isMessageKey(key: string): key is MessageKey {
+function isMessageKey(key: string): key is MessageKey {
   return key in en;
+}
+
+/** The message a value names (an API enum such as USER_STATE_LOCKED, a policy field), else the value itself. */
+export function labelOf(value: string): string {
+  return isMessageKey(value) ? t(value) : value;
 }
 
 export function formatDate(iso: string | null | undefined): string {

@@ -1,4 +1,4 @@
-import { ACCESS_TOKEN_TYPES } from '../commands/add-machine.ts';
+import { MACHINE_ACCESS_TOKEN_TYPES } from '../domain/users.ts';
 import { INSTANCE_ROLES, ORG_ROLES } from '../domain/roles.ts';
 import type { FieldViolation } from '../domain/errors.ts';
 
@@ -28,7 +28,7 @@ export const machineSchema = {
     userName: { type: 'string', minLength: 1, maxLength: 200, pattern: '^\\S+$', description: 'must not contain whitespace' },
     name: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S', description: 'must not be blank' },
     description: { type: 'string', maxLength: 500 },
-    accessTokenType: { type: 'string', enum: [...ACCESS_TOKEN_TYPES] },
+    accessTokenType: { type: 'string', enum: [...MACHINE_ACCESS_TOKEN_TYPES] },
   },
 } as const;
 

@@ -4,17 +4,16 @@ import { addMachine, userNameTaken } from '../storage/users.ts';
 import { AlreadyExists } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Principal } from '../domain/roles.ts';
+import { DEFAULT_MACHINE_ACCESS_TOKEN_TYPE, type MachineAccessTokenType } from '../domain/users.ts';
 import { assertMayManageUsers } from '../queries/get-user.ts';
 import type { AddUserResult } from './add-human.ts';
-
-export const ACCESS_TOKEN_TYPES = ['ACCESS_TOKEN_TYPE_BEARER', 'ACCESS_TOKEN_TYPE_JWT'] as const;
 
 /** A machine user as the API describes it (docs/api/users.md), already schema-valid. */
 export interface MachineInput {
   userName: string;
   name: string;
   description?: string;
-  accessTokenType?: (typeof ACCESS_TOKEN_TYPES)[number];
+  accessTokenType?: MachineAccessTokenType;
 }
 
 /** `POST /management/v1/users/machine`: a machine user in the acting org; its userName is unique there. */
@@ -30,7 +29,7 @@ export async function addMachineUser(db: Database, actor: Principal, orgId: stri
       userName: machine.userName,
       name: machine.name,
       description: machine.description || null,
-      accessTokenType: machine.accessTokenType ?? 'ACCESS_TOKEN_TYPE_BEARER',
+      accessTokenType: machine.accessTokenType ?? DEFAULT_MACHINE_ACCESS_TOKEN_TYPE,
     });
     return { userId, details: writeDetails(write, orgId) };
   });

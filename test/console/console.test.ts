@@ -226,6 +226,21 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
     await audit('app');
   });
 
+  it("offers a private_key_jwt app's new key file for download under the key's id", async () => {
+    const shop = (await admin('POST', '/management/v1/projects/_search', { body: { queries: [{ nameQuery: { name: 'Shop' } }] } })).body.result[0].id;
+    const created = await admin('POST', `/management/v1/projects/${shop}/apps/oidc`, {
+      body: { name: 'Key shop', redirectUris: ['https://shop.example/key-cb'], authMethodType: 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT' },
+    });
+    assert.equal(created.status, 200);
+    await page.goto(`${consoleUrl}projects/${shop}/apps/${created.body.appId}`);
+    await page.getByRole('heading', { level: 1, name: 'Key shop' }).waitFor();
+    await page.getByRole('button', { name: 'New key' }).click();
+    const file = page.getByRole('region', { name: 'Key file' });
+    const { keyId, appId } = JSON.parse(await file.locator('pre').innerText()) as { keyId: string; appId: string };
+    assert.equal(appId, created.body.appId);
+    assert.equal(await file.getByRole('link', { name: 'Download' }).getAttribute('download'), `${keyId}.json`);
+  });
+
   it("grants a user a project's roles from the user's page", async () => {
     const grace = (await admin('POST', '/management/v1/users/_search', { body: { queries: [{ userNameQuery: { userName: 'grace' } }] } })).body.result[0].id;
     await page.goto(`${consoleUrl}users/${grace}`);

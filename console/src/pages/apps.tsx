@@ -1,8 +1,10 @@
 import { useState } from 'preact/hooks';
-import { searchPage, type Page } from '../api.ts';
-import { Check, Field, Heading, Loading, Pager, SecretOnce, Select, Status, lines, useConsole, useLoad, useSubmit } from '../components.tsx';
+import { searchAll, searchPage } from '../api.ts';
+import { Check, Field, Heading, Loading, SecretOnce, Select, Status, lines, useConsole, useLoad, useSubmit } from '../components.tsx';
 import { t } from '../i18n.ts';
+import { ResultTable, type Column } from '../result-table.tsx';
 import { href, navigate } from '../router.ts';
+import type { AppView, ChangedApp, CreatedApp, IssuedAppKey, ProjectListItem } from '../views.ts';
 import {
   ACCESS_TOKEN_TYPES as ACCESS_TOKEN_TYPE_VALUES,
   APP_DEFAULTS,
@@ -28,12 +30,6 @@ const FLAGS = ['idTokenUserinfoAssertion', 'accessTokenRoleAssertion', 'idTokenR
 type Widened<T> = { [K in keyof T]: T[K] extends readonly string[] ? string[] : T[K] extends string ? string : T[K] };
 export type AppSettings = Widened<DomainAppSettings>;
 
-interface App extends AppSettings {
-  appId: string;
-  projectId: string;
-  clientId: string;
-}
-
 const DEFAULTS: AppSettings = { ...APP_DEFAULTS, name: '' };
 
 /** `OIDC_GRANT_TYPE_REFRESH_TOKEN` → `REFRESH TOKEN`: the enum's own words, readable. */
@@ -41,9 +37,15 @@ const words = (value: string, prefix: string) => value.slice(prefix.length).repl
 
 const projectParam = () => new URLSearchParams(location.search).get('project') ?? '';
 
+const COLUMNS: Array<Column<AppView>> = [
+  { header: t('name'), cell: (a) => <a href={href(`/projects/${a.projectId}/apps/${a.appId}`)}>{a.name}</a> },
+  { header: t('clientId'), cell: (a) => <code>{a.clientId}</code> },
+  { header: t('appType'), cell: (a) => words(a.appType, 'OIDC_APP_TYPE_') },
+];
+
 export function AppsPage() {
   const { api, orgId } = useConsole();
-  const projects = useLoad(() => api.call<Page<{ id: string; name: string }>>('POST', '/management/v1/projects/_search', { query: { limit: 1000 } }), [orgId]);
+  const projects = useLoad(() => searchAll<ProjectListItem>(api, '/management/v1/projects/_search'), [orgId]);
   const [chosen, setChosen] = useState(projectParam());
   const projectId = chosen || projects.data?.result[0]?.id || '';
   return (
@@ -76,7 +78,7 @@ function ProjectApps({ projectId }: { projectId: string }) {
   const [offset, setOffset] = useState(0);
   const [creating, setCreating] = useState(false);
   const [secret, setSecret] = useState<{ clientId: string; clientSecret?: string }>();
-  const list = useLoad(() => searchPage<App>(api, `/management/v1/projects/${projectId}/apps/_search`, offset, PAGE), [orgId, projectId, offset]);
+  const list = useLoad(() => searchPage<AppView>(api, `/management/v1/projects/${projectId}/apps/_search`, offset, PAGE), [orgId, projectId, offset]);
   return (
     <>
       <div class="toolbar">
@@ -88,7 +90,7 @@ function ProjectApps({ projectId }: { projectId: string }) {
         <AppForm
           initial={DEFAULTS}
           submitLabel={t('create')}
-          send={(settings) => api.call<{ clientId: string; clientSecret?: string }>('POST', `/management/v1/projects/${projectId}/apps/oidc`, settings)}
+          send={(settings) => api.call<CreatedApp>('POST', `/management/v1/projects/${projectId}/apps/oidc`, settings)}
           onDone={(created) => {
             setCreating(false);
             setSecret(created);
@@ -97,37 +99,7 @@ function ProjectApps({ projectId }: { projectId: string }) {
         />
       )}
       {secret && <Issued clientId={secret.clientId} clientSecret={secret.clientSecret} />}
-      {!list.data ? (
-        <Loading error={list.error} />
-      ) : (
-        <>
-          <table>
-            <caption>{t('apps')}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{t('name')}</th>
-                <th scope="col">{t('clientId')}</th>
-                <th scope="col">{t('appType')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.result.map((a) => (
-                <tr key={a.appId}>
-                  <td>
-                    <a href={href(`/projects/${projectId}/apps/${a.appId}`)}>{a.name}</a>
-                  </td>
-                  <td>
-                    <code>{a.clientId}</code>
-                  </td>
-                  <td>{words(a.appType, 'OIDC_APP_TYPE_')}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {list.data.result.length === 0 && <p>{t('none')}</p>}
-          <Pager offset={list.data.offset} limit={PAGE} total={Number(list.data.details.totalResult)} onMove={setOffset} />
-        </>
-      )}
+      <ResultTable caption={t('apps')} columns={COLUMNS} rowKey={(a) => a.appId} list={list} paging={{ limit: PAGE, onMove: setOffset }} />
     </>
   );
 }
@@ -258,12 +230,12 @@ function AppForm<T>({
 export function AppPage({ projectId, appId }: { projectId: string; appId: string }) {
   const { api, orgId } = useConsole();
   const path = `/management/v1/projects/${projectId}/apps/${appId}`;
-  const app = useLoad(() => api.call<{ app: App }>('GET', path).then((r) => r.app), [orgId, path]);
+  const app = useLoad(() => api.call<{ app: AppView }>('GET', path).then((r) => r.app), [orgId, path]);
   const [done, setDone] = useState('');
   const [secret, setSecret] = useState<{ clientSecret?: string; keyFile?: { name: string; body: string } }>({});
   const newKey = useSubmit(
-    () => api.call<{ keyId: string; keyDetails: string }>('POST', `${path}/keys`, { type: 'KEY_TYPE_JSON' }),
-    (r) => setSecret({ keyFile: { name: `${r.keyId}.json`, body: atob(r.keyDetails) } }),
+    () => api.call<IssuedAppKey>('POST', `${path}/keys`, { type: 'KEY_TYPE_JSON' }),
+    (r) => setSecret({ keyFile: { name: `${r.id}.json`, body: atob(r.keyDetails) } }),
   );
   const removal = useSubmit(
     () => api.call('DELETE', path),
@@ -285,10 +257,10 @@ export function AppPage({ projectId, appId }: { projectId: string; appId: string
       {secret.clientSecret && <SecretOnce label={t('clientSecret')} value={secret.clientSecret} fileName={`${clientId}.secret.txt`} />}
       {secret.keyFile && <SecretOnce label={t('keyFile')} value={secret.keyFile.body} fileName={secret.keyFile.name} />}
       <AppForm
-        key={(a as unknown as { details: { sequence: string } }).details.sequence}
+        key={a.details.sequence}
         initial={{ ...DEFAULTS, ...pick(settings) }}
         submitLabel={t('save')}
-        send={(changed) => api.call<{ clientSecret?: string }>('PUT', path, changed)}
+        send={(changed) => api.call<ChangedApp>('PUT', path, changed)}
         onDone={(r) => {
           setDone(t('saved'));
           setSecret({ clientSecret: r.clientSecret });

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { Check, Field, Heading, Loading, Select, Status, useConsole, useLoad, useSubmit } from '../components.tsx';
-import { isMessageKey, t, type MessageKey } from '../i18n.ts';
+import { labelOf, t, type MessageKey } from '../i18n.ts';
+import type { OrgPolicyView, PolicyView } from '../views.ts';
 
 // Policies of every kind the API has (docs/api/policies.md): what applies in
 // the acting org (its own or the instance default), and for instance owners
@@ -19,8 +20,6 @@ const ENUMS: Record<string, string[]> = {
 };
 
 type Settings = Record<string, unknown>;
-
-const labelOf = (field: string) => (isMessageKey(field) ? t(field) : field);
 
 function PolicyForm({ settings, save, saveLabel }: { settings: Settings; save: (settings: Settings) => Promise<unknown>; saveLabel: string }) {
   const [value, setValue] = useState(settings);
@@ -94,7 +93,7 @@ const withoutDetails = ({ details: _details, ...settings }: Settings) => setting
 function OrgPolicy({ kind }: { kind: string }) {
   const { api, orgId } = useConsole();
   const path = `/management/v1/policies/${kind}`;
-  const policy = useLoad(() => api.call<{ policy: Settings; isDefault: boolean }>('GET', path), [orgId, kind]);
+  const policy = useLoad(() => api.call<OrgPolicyView<Settings>>('GET', path), [orgId, kind]);
   const reset = useSubmit(
     () => api.call('DELETE', path),
     () => policy.reload(),
@@ -123,7 +122,7 @@ function OrgPolicy({ kind }: { kind: string }) {
 function InstancePolicy({ kind }: { kind: string }) {
   const { api } = useConsole();
   const path = `/admin/v1/policies/${kind}`;
-  const policy = useLoad(() => api.call<{ policy: Settings }>('GET', path), [kind]);
+  const policy = useLoad(() => api.call<PolicyView<Settings>>('GET', path), [kind]);
   if (!policy.data) return <Loading error={policy.error} />;
   return (
     <section aria-labelledby={`${kind}-instance`}>

@@ -1,18 +1,20 @@
 import { useState } from 'preact/hooks';
 import { searchPage } from '../api.ts';
-import { Field, Heading, Loading, Pager, Status, useConsole, useLoad, useSubmit } from '../components.tsx';
+import { Field, Heading, Loading, Status, useConsole, useLoad, useSubmit } from '../components.tsx';
 import { formatDate, t } from '../i18n.ts';
+import { ResultTable, type Column } from '../result-table.tsx';
 import { href } from '../router.ts';
+import type { ProjectListItem, ProjectView } from '../views.ts';
 
 // Projects of the acting org and their roles.
 
 const PAGE = 20;
 
-interface Project {
-  id: string;
-  name: string;
-  details: { creationDate: string };
-}
+const COLUMNS: Array<Column<ProjectListItem>> = [
+  { header: t('name'), cell: (p) => <a href={href(`/projects/${p.id}`)}>{p.name}</a> },
+  { header: 'ID', cell: (p) => <code>{p.id}</code> },
+  { header: t('date'), cell: (p) => formatDate(p.details.creationDate) },
+];
 
 export function ProjectsPage() {
   const { api, orgId } = useConsole();
@@ -24,7 +26,7 @@ export function ProjectsPage() {
   const [done, setDone] = useState('');
   const list = useLoad(
     () =>
-      searchPage<Project>(api, '/management/v1/projects/_search', offset, PAGE, {
+      searchPage<ProjectListItem>(api, '/management/v1/projects/_search', offset, PAGE, {
         queries: name ? [{ nameQuery: { name, method: 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE' } }] : [],
       }),
     [orgId, name, offset],
@@ -70,47 +72,14 @@ export function ProjectsPage() {
         <Field label={t('searchProjects')} name="search" type="search" value={text} onInput={setText} />
         <button type="submit">{t('search')}</button>
       </form>
-      {!list.data ? (
-        <Loading error={list.error} />
-      ) : (
-        <>
-          <table>
-            <caption>{t('projects')}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{t('name')}</th>
-                <th scope="col">ID</th>
-                <th scope="col">{t('date')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.result.map((p) => (
-                <tr key={p.id}>
-                  <td>
-                    <a href={href(`/projects/${p.id}`)}>{p.name}</a>
-                  </td>
-                  <td>
-                    <code>{p.id}</code>
-                  </td>
-                  <td>{formatDate(p.details.creationDate)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {list.data.result.length === 0 && <p>{t('none')}</p>}
-          <Pager offset={list.data.offset} limit={PAGE} total={Number(list.data.details.totalResult)} onMove={setOffset} />
-        </>
-      )}
+      <ResultTable caption={t('projects')} columns={COLUMNS} rowKey={(p) => p.id} list={list} paging={{ limit: PAGE, onMove: setOffset }} />
     </>
   );
 }
 
 export function ProjectPage({ projectId }: { projectId: string }) {
   const { api, orgId } = useConsole();
-  const project = useLoad(
-    () => api.call<{ project: Project & { roles: Array<{ roleKey: string; displayName: string }> } }>('GET', `/management/v1/projects/${projectId}`),
-    [orgId, projectId],
-  );
+  const project = useLoad(() => api.call<{ project: ProjectView }>('GET', `/management/v1/projects/${projectId}`), [orgId, projectId]);
   const [role, setRole] = useState({ roleKey: '', displayName: '' });
   const [done, setDone] = useState('');
   const add = useSubmit(

@@ -1,22 +1,24 @@
 import { useState } from 'preact/hooks';
-import { Heading, Loading, Status, useConsole, useLoad, useSubmit } from '../components.tsx';
+import { Heading, Status, useConsole, useLoad, useSubmit } from '../components.tsx';
 import { formatDate, t } from '../i18n.ts';
+import { ResultTable, type Column } from '../result-table.tsx';
+import type { SigningKeyView } from '../views.ts';
 
 // The published signing keys of the instance, and rotating them (IAM_OWNER).
 
-interface SigningKey {
-  kid: string;
-  alg: string;
-  status: 'current' | 'next' | 'previous';
-  activatesAt: string;
-  retiresAt: string | null;
-}
-
 const STATUS = { current: 'current', next: 'nextKey', previous: 'previousKey' } as const;
+
+const COLUMNS: Array<Column<SigningKeyView>> = [
+  { header: t('keyId'), cell: (k) => <code>{k.kid}</code> },
+  { header: t('algorithm'), cell: (k) => k.alg },
+  { header: t('status'), cell: (k) => t(STATUS[k.status]) },
+  { header: t('activatesAt'), cell: (k) => formatDate(k.activatesAt) },
+  { header: t('retiresAt'), cell: (k) => formatDate(k.retiresAt) },
+];
 
 export function SigningKeysPage() {
   const { api } = useConsole();
-  const keys = useLoad(() => api.call<{ result: SigningKey[] }>('GET', '/admin/v1/signing_keys'), []);
+  const keys = useLoad(() => api.call<{ result: SigningKeyView[] }>('GET', '/admin/v1/signing_keys'), []);
   const [done, setDone] = useState('');
   const rotate = useSubmit(
     () => api.call('POST', '/admin/v1/signing_keys/_rotate', {}),
@@ -34,35 +36,7 @@ export function SigningKeysPage() {
         </button>
       </div>
       <Status ok={done} error={rotate.error} />
-      {!keys.data ? (
-        <Loading error={keys.error} />
-      ) : (
-        <table>
-          <caption>{t('signingKeys')}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{t('keyId')}</th>
-              <th scope="col">{t('algorithm')}</th>
-              <th scope="col">{t('status')}</th>
-              <th scope="col">{t('activatesAt')}</th>
-              <th scope="col">{t('retiresAt')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {keys.data.result.map((k) => (
-              <tr key={k.kid}>
-                <td>
-                  <code>{k.kid}</code>
-                </td>
-                <td>{k.alg}</td>
-                <td>{t(STATUS[k.status])}</td>
-                <td>{formatDate(k.activatesAt)}</td>
-                <td>{formatDate(k.retiresAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ResultTable caption={t('signingKeys')} columns={COLUMNS} rowKey={(k) => k.kid} list={keys} />
     </>
   );
 }

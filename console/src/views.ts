@@ -1,0 +1,24 @@
+// What the admin and management API answer, typed by the server's own views
+// and commands. Type-only imports: esbuild erases them, so nothing of the
+// server is bundled.
+import type { addOidcAppKey, changeOidcApp, createOidcApp } from '../../src/commands/apps.ts';
+import type { issueMachineKey, issueMachineSecret, issuePersonalAccessToken } from '../../src/commands/machine-credentials.ts';
+import type { SearchResult } from '../../src/domain/search.ts';
+
+export type { SearchResult };
+export type { AppView } from '../../src/queries/apps.ts';
+export type { CredentialView, UserGrantView, UserView } from '../../src/queries/get-user.ts';
+export type { OrgPolicyView, PolicyView } from '../../src/queries/policies.ts';
+export type { ProjectView } from '../../src/queries/projects.ts';
+export type { EventView, OrgView, ProjectListItem } from '../../src/queries/search.ts';
+export type { SigningKeyView } from '../../src/queries/signing-keys.ts';
+
+/** The answer of a call that creates or changes something: what its command returns. */
+type Answer<Command extends (...args: never[]) => Promise<unknown>> = Awaited<ReturnType<Command>>;
+
+export type CreatedApp = Answer<typeof createOidcApp>;
+export type ChangedApp = Answer<typeof changeOidcApp>;
+export type IssuedAppKey = Answer<typeof addOidcAppKey>;
+export type IssuedMachineKey = Answer<typeof issueMachineKey>;
+export type IssuedMachineSecret = Answer<typeof issueMachineSecret>;
+export type IssuedPat = Answer<typeof issuePersonalAccessToken>;
