@@ -1,6 +1,5 @@
 import type { FieldViolation } from './errors.ts';
-import { isIP } from 'node:net';
-import { addressRefusal } from '../outbound/address-policy.ts';
+import { addressRefusal, type AddressRefusal } from '../outbound/address-policy.ts';
 
 export const RESPONSE_TYPES = {
   OIDC_RESPONSE_TYPE_CODE: 'code',
@@ -113,18 +112,16 @@ function redirectUriProblem(uri: string, appType: AppType, devMode: boolean): st
   return undefined;
 }
 
-/** The address a URL's host names literally (IPv6 without its brackets), if it is one. */
-function literalAddress(hostname: string): string | undefined {
-  const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
-  return isIP(host) ? host : undefined;
+/** What the outbound client says to the address a URL's host names literally (IPv6 without brackets); a name is judged when resolved. */
+function literalRefusal(hostname: string, privateAllowed: boolean): AddressRefusal | undefined {
+  const refusal = addressRefusal(hostname.startsWith('[') ? hostname.slice(1, -1) : hostname, privateAllowed);
+  return refusal === 'not an IP address' ? undefined : refusal;
 }
 
 /** Loopback names, names of local networks, and literal addresses the outbound client counts as loopback or private. */
 function isPrivateHost(hostname: string): boolean {
   const host = hostname.toLowerCase().replace(/\.$/, '');
-  if (isLoopback(host) || host.endsWith('.local') || host.endsWith('.internal')) return true;
-  const address = literalAddress(host);
-  return address !== undefined && addressRefusal(address, false) !== undefined;
+  return isLoopback(host) || host.endsWith('.local') || host.endsWith('.internal') || literalRefusal(host, false) !== undefined;
 }
 
 /**
@@ -140,8 +137,7 @@ function backChannelLogoutUriProblem(uri: string, devMode: boolean): string | un
   const url = URL.parse(uri);
   if (!url || !/^https?:\/\/[^/?#]/i.test(uri) || !url.hostname) return 'must be an absolute http(s) URI with a host';
   if (uri.includes('#')) return 'must not contain a fragment';
-  const address = literalAddress(url.hostname);
-  if (address && addressRefusal(address, true)) return 'must not point to a link-local, metadata or multicast address';
+  if (literalRefusal(url.hostname, true)) return 'must not point to a link-local, metadata or multicast address';
   if (devMode) return undefined;
   if (url.protocol !== 'https:') return 'must use https (http only with devMode)';
   if (isPrivateHost(url.hostname)) return 'must point to a public address (loopback and private addresses only with devMode)';

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { isIP } from 'node:net';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import { addressRefusal, privateAllowedFor } from '../../src/outbound/address-policy.ts';
 
 // The rule the outbound client applies to every address it would connect
@@ -16,6 +18,7 @@ const PUBLIC = [
   '2606:4700:4700::1111',
   '2a00:1450:4001:82a::200e',
   '::ffff:8.8.8.8', // IPv4-mapped public address
+  '0:0:0:0:0:ffff:808:808', // the same, written out
   '64:ff9b::808:808', // NAT64 of 8.8.8.8
   '2002:808:808::1', // 6to4 of 8.8.8.8
 ];
@@ -41,6 +44,8 @@ const NEVER = [
   '64:ff9b::169.254.169.254',
   '2002:a9fe:a9fe::1',
   '::169.254.169.254',
+  '0:0:0:0:0:ffff:a9fe:a9fe',
+  'FE80::1',
 ];
 
 /** Loopback, private and other non-public ranges: only for instance-level callers or with OUTBOUND_ALLOW_PRIVATE. */
@@ -79,6 +84,7 @@ const PRIVATE = [
   '64:ff9b::10.0.0.1',
   '2002:c0a8:101::1',
   '::127.0.0.1',
+  '0000:0000:0000:0000:0000:0000:0000:0001',
 ];
 
 describe('address policy', () => {
@@ -104,9 +110,50 @@ describe('address policy', () => {
   });
 
   test('anything but an IP address is refused: names are judged by what they resolve to', () => {
-    for (const input of ['localhost', 'vm', 'example.com', '', '[::1]', '127.1', '0x7f.0.0.1']) {
+    for (const input of [
+      'localhost',
+      'vm',
+      'example.com',
+      '',
+      '[::1]',
+      '127.1',
+      '0x7f.0.0.1',
+      '1.2.3',
+      '256.1.1.1',
+      '01.2.3.4',
+      '1:2:3:4:5:6:7:8:9',
+      '1:2:3:4:5:6:7',
+      '1::2::3',
+      ':::1',
+      'g::1',
+      '::ffff:1.2.3.256',
+      '12345::1',
+    ]) {
       assert.equal(addressRefusal(input, true), 'not an IP address', input);
     }
+  });
+
+  test('every address Node calls an IP address is parsed, and nothing else', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.ipV4(), fc.ipV6(), fc.string()), (input) => {
+        assert.equal(addressRefusal(input, true) !== 'not an IP address', isIP(input) !== 0, input);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  test('an IPv4 address and the IPv6 forms that carry it (mapped, NAT64, 6to4) get the same answer', () => {
+    fc.assert(
+      fc.property(fc.ipV4(), fc.boolean(), (v4, privateAllowed) => {
+        const [a, b, c, d] = v4.split('.').map(Number) as [number, number, number, number];
+        const hex = `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+        const expected = addressRefusal(v4, privateAllowed);
+        for (const form of [`::ffff:${v4}`, `::ffff:${hex}`, `64:ff9b::${v4}`, `64:ff9b::${hex}`, `2002:${hex}::1`]) {
+          assert.equal(addressRefusal(form, privateAllowed), expected, `${form} (${v4})`);
+        }
+      }),
+      { numRuns: 5000 },
+    );
   });
 
   test('an instance-level caller may reach private addresses; an app only with OUTBOUND_ALLOW_PRIVATE', () => {
