@@ -7,7 +7,7 @@ import { OutboundError, OutboundRefused, OutboundTimeout, OutboundTooLarge } fro
 /** The shape of fetch, so that libraries taking a custom fetch (openid-client's customFetch, the engine's) can be handed one. */
 export type OutboundFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
-export const DEFAULT_TIMEOUT_MS = 5_000;
+const DEFAULT_TIMEOUT_MS = 5_000;
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 export interface OutboundSettings {
