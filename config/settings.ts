@@ -49,6 +49,7 @@ export interface Config {
   passwordMinLength: number;
   authFailureLimit: number;
   authFailureWindow: number;
+  outboundAllowPrivate: boolean;
 }
 
 const duration = { type: 'integer', minimum: 1 };
@@ -241,6 +242,13 @@ export const settings: Setting[] = [
     schema: { ...duration, maximum: 86400, default: 60 },
     description: 'Sliding window of `AUTH_FAILURE_LIMIT`',
     duration: true,
+  },
+  {
+    key: 'outboundAllowPrivate',
+    env: 'OUTBOUND_ALLOW_PRIVATE',
+    schema: { type: 'boolean', default: false },
+    description:
+      'Let every outbound call (back-channel logout) reach loopback and private addresses, for local development; link-local and cloud-metadata addresses stay refused',
   },
   {
     key: 'shutdownTimeout',

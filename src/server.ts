@@ -39,6 +39,7 @@ import { firstStart } from './commands/first-start.ts';
 import { ensureConsoleApp } from './commands/console-app.ts';
 import { createAuthThrottle } from './storage/auth-failures.ts';
 import { unlockExpiredLocks } from './commands/password-login.ts';
+import { outboundClient } from './outbound/client.ts';
 import { InvalidArgument } from './domain/errors.ts';
 import { ConfigError } from '../config/load.ts';
 
@@ -131,6 +132,8 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       (err) => log.warn({ err }, 'failed authentication could not be counted'),
     );
     closers.unshift(() => throttle.close());
+    const outbound = outboundClient({ allowPrivate: config.outboundAllowPrivate, log });
+    closers.unshift(() => outbound.close());
     const adapter = createAdapterFactory({ db, redis, clients, onStorageError: (store) => metrics.storageErrors.inc({ store }) });
     const engineDeps = {
       config,
@@ -146,6 +149,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       onTokenIssued: (grantType: string) => metrics.tokensIssued.inc({ grant_type: grantType }),
       throttle,
       onBackchannelLogout: (result: 'delivered' | 'failed') => metrics.backchannelLogouts.inc({ result }),
+      outboundFetch: outbound.fetcher({ trust: 'app' }),
     };
     const build = (current: SigningKey[]) => buildProvider({ ...engineDeps, jwks: current.map((k) => k.privateJwk) }, log);
     const engine = new EngineHolder(build(keys));

@@ -1,4 +1,5 @@
 import type { FieldViolation } from './errors.ts';
+import { addressRefusal, type AddressRefusal } from '../outbound/address-policy.ts';
 
 export const RESPONSE_TYPES = {
   OIDC_RESPONSE_TYPE_CODE: 'code',
@@ -111,36 +112,32 @@ function redirectUriProblem(uri: string, appType: AppType, devMode: boolean): st
   return undefined;
 }
 
-/** Literal addresses of loopback, private, link-local and shared ranges (RFC 6890), and local names. */
+/** What the outbound client says to the address a URL's host names literally (IPv6 without brackets); a name is judged when resolved. */
+function literalRefusal(hostname: string, privateAllowed: boolean): AddressRefusal | undefined {
+  const refusal = addressRefusal(hostname.startsWith('[') ? hostname.slice(1, -1) : hostname, privateAllowed);
+  return refusal === 'not an IP address' ? undefined : refusal;
+}
+
+/** Loopback names, names of local networks, and literal addresses the outbound client counts as loopback or private. */
 function isPrivateHost(hostname: string): boolean {
   const host = hostname.toLowerCase().replace(/\.$/, '');
-  if (isLoopback(host) || host.endsWith('.local') || host.endsWith('.internal')) return true;
-  const v4 = /^(\d{1,3})\.(\d{1,3})\.\d{1,3}\.\d{1,3}$/.exec(host);
-  if (v4) {
-    const [a, b] = [Number(v4[1]), Number(v4[2])];
-    return (
-      a === 0 ||
-      a === 10 ||
-      a === 127 ||
-      (a === 100 && b >= 64 && b <= 127) ||
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168)
-    );
-  }
-  // IPv6 literals: unique local (fc00::/7), link-local (fe80::/10), loopback, unspecified, IPv4-mapped.
-  return host.startsWith('[') && /^\[(f[cd]|fe[89ab]|::1?\]|::ffff:)/.test(host);
+  return isLoopback(host) || host.endsWith('.local') || host.endsWith('.internal') || literalRefusal(host, false) !== undefined;
 }
 
 /**
  * OIDC Back-Channel Logout 2.2: an absolute URI without fragment. The
- * service POSTs to it, so only https on a public address, except in dev
- * mode (local development: http, loopback and private addresses).
+ * outbound client checks every address the host resolves to at each
+ * delivery (docs/security.md); here only what the URI itself shows: https
+ * on a public host, and in dev mode also http and loopback or private
+ * hosts, which are then reached only when the instance runs with
+ * OUTBOUND_ALLOW_PRIVATE. A link-local or metadata address is never
+ * reached, so it is refused for every app.
  */
 function backChannelLogoutUriProblem(uri: string, devMode: boolean): string | undefined {
   const url = URL.parse(uri);
   if (!url || !/^https?:\/\/[^/?#]/i.test(uri) || !url.hostname) return 'must be an absolute http(s) URI with a host';
   if (uri.includes('#')) return 'must not contain a fragment';
+  if (literalRefusal(url.hostname, true)) return 'must not point to a link-local, metadata or multicast address';
   if (devMode) return undefined;
   if (url.protocol !== 'https:') return 'must use https (http only with devMode)';
   if (isPrivateHost(url.hostname)) return 'must point to a public address (loopback and private addresses only with devMode)';

@@ -17,7 +17,7 @@ import type { AuthThrottle } from '../security/auth-throttle.ts';
 import { tokenExtraClaims, type ExchangeOutcomes } from './grants/token-extras.ts';
 import { DEVICE_CODE_LIFETIME } from './device-flow.ts';
 import type { DeliveryResult } from './backchannel-logout.ts';
-import { devModeLogoutUris } from '../storage/apps.ts';
+import type { OutboundFetch } from '../outbound/client.ts';
 import { successSource, userCodeConfirmSource, userCodeInputSource } from '../../interactions/device-pages.ts';
 
 import { INTERACTION_PATH, ROUTES } from './routes.ts';
@@ -63,6 +63,8 @@ export interface EngineDependencies {
   throttle: AuthThrottle;
   /** Told the grant type of every access token issued (for /metrics). */
   onTokenIssued?: (grantType: string) => void;
+  /** The outbound client as app-level callers get it (src/outbound/client.ts). */
+  outboundFetch: OutboundFetch;
   /** Told how each back-channel logout delivery ended (for /metrics). */
   onBackchannelLogout?: (result: DeliveryResult) => void;
 }
@@ -80,21 +82,6 @@ function lifetimes(config: ConfigResult): NonNullable<Configuration['ttl']> {
     // Idle lifetime, capped by what is left of the absolute lifetime
     // counted from the first token of the rotation chain.
     RefreshToken: (_ctx, token) => Math.max(1, Math.min(config.refreshTokenIdleLifetime, config.refreshTokenAbsoluteLifetime - token.totalLifetime())),
-  };
-}
-
-/**
- * The engine's outgoing requests (back-channel logout) refuse loopback and
- * private addresses (its SSRF guard, lib/helpers/fetch_request.js). The
- * logout URI of an app in dev mode may be one (local development), so for
- * exactly those URIs the guard is left out; every other request keeps it.
- */
-function outgoingFetch(db: Database): NonNullable<Configuration['fetch']> {
-  return async (url, options) => {
-    const target = String(url);
-    const devMode = (await devModeLogoutUris(db)).some((uri) => URL.parse(uri)?.href === target);
-    if (devMode) delete (options as { dispatcher?: unknown }).dispatcher;
-    return fetch(url, options);
   };
 }
 
@@ -125,7 +112,12 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     // OIDC Core 3.1.2.1: redirect_uri is required, even with a single registered one.
     allowOmittingSingleRegisteredRedirectUri: false,
     clientBasedCORS: clientBasedCORS as Configuration['clientBasedCORS'],
-    fetch: outgoingFetch(deps.db),
+    // The engine's outgoing requests (back-channel logout; our apps use no
+    // jwks_uri or sector_identifier_uri) are an app's calls: every app belongs
+    // to an org, so loopback and private addresses only with
+    // OUTBOUND_ALLOW_PRIVATE. The client replaces the dispatcher the engine
+    // sets (lib/helpers/fetch_request.js) with its own checked one.
+    fetch: deps.outboundFetch as Configuration['fetch'],
     extraClientMetadata: { properties: [...EXTRA_CLIENT_METADATA] },
     enabledJWA: {
       idTokenSigningAlgValues: ['RS256'],

@@ -184,9 +184,3 @@ export async function activeAppKeys(db: Queryable, appId: string): Promise<objec
   );
   return rows.map((row) => row.public_jwk);
 }
-
-/** The back-channel logout URIs of apps in dev mode: the only ones that may be delivered to on loopback and private addresses. */
-export async function devModeLogoutUris(db: Queryable): Promise<string[]> {
-  const { rows } = await db.query<{ uri: string }>('SELECT backchannel_logout_uri AS uri FROM apps WHERE dev_mode AND backchannel_logout_uri IS NOT NULL');
-  return rows.map((row) => row.uri);
-}

@@ -16,6 +16,9 @@ import {
   type TestUser,
 } from '../support/browser.ts';
 import { freePort } from '../support/server.ts';
+import { apiClient } from '../support/api.ts';
+import { eventually } from '../support/tokens.ts';
+import { loopbackNames } from '../support/loopback-names.ts';
 
 // OIDC Back-Channel Logout 1.0: apps signed in to in one browser session
 // get a logout token POSTed to their backChannelLogoutUri when the user
@@ -23,7 +26,10 @@ import { freePort } from '../support/server.ts';
 // sessions (DELETE /management/v1/users/{id}/sessions). A local HTTP server
 // receives them; each is verified with the JWKS. A failing app is retried
 // in the background while the user's logout goes on, and counted when it
-// keeps failing.
+// keeps failing. Deliveries go through the outbound client: the receivers
+// here are on loopback, which apps reach only with OUTBOUND_ALLOW_PRIVATE
+// (local development); without it, and for link-local or metadata
+// addresses always, nothing is sent and no connection is opened.
 
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 
@@ -36,7 +42,10 @@ interface Received {
 /** The apps' servers: every POST is recorded; `/flaky` fails its first attempt, `/down` always. */
 async function startReceiver(): Promise<{
   base: string;
+  port: number;
   received: Received[];
+  /** TCP connections accepted (a TLS ClientHello needs one too). */
+  connections(): number;
   waitFor(path: string, count: number): Promise<Received[]>;
   close(): Promise<void>;
 }> {
@@ -54,11 +63,17 @@ async function startReceiver(): Promise<{
       res.end();
     });
   });
+  let connections = 0;
+  server.on('connection', () => {
+    connections += 1;
+  });
   const port = await freePort();
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     base: `http://127.0.0.1:${port}`,
+    port,
     received,
+    connections: () => connections,
     async waitFor(path, count) {
       const deadline = Date.now() + 15_000;
       for (;;) {
@@ -72,6 +87,39 @@ async function startReceiver(): Promise<{
   };
 }
 
+/** Signs `user` in to each app in one browser context (one session: single sign-on after the first); answers the ID tokens. */
+async function signInToEach(context: BrowserContext, rp: RelyingParty, user: TestUser, configs: client.Configuration[]): Promise<string[]> {
+  const page = await context.newPage();
+  const idTokens: string[] = [];
+  for (const [i, config] of configs.entries()) {
+    if (i === 0) {
+      idTokens.push((await codeLogin(page, config, rp, user, 'openid')).tokens.id_token!);
+      continue;
+    }
+    const pkceCodeVerifier = client.randomPKCECodeVerifier();
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: rp.callback,
+      scope: 'openid',
+      code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
+      code_challenge_method: 'S256',
+      state: 's',
+    });
+    await page.goto(url.href);
+    const landed = await landedOn(page, rp.callback);
+    idTokens.push((await client.authorizationCodeGrant(config, landed, { pkceCodeVerifier, expectedState: 's' })).id_token!);
+  }
+  return idTokens;
+}
+
+/** The lines of a captured log with this message. */
+function logLines(text: string, msg: string): Record<string, unknown>[] {
+  return text
+    .split('\n')
+    .filter((line) => line.includes(msg))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => line.msg === msg);
+}
+
 describe('in Chromium', { skip: needsChromium }, () => {
   let world: SignInWorld;
   let rp: RelyingParty;
@@ -82,7 +130,13 @@ describe('in Chromium', { skip: needsChromium }, () => {
   const apps: Record<'withSid' | 'withoutSid' | 'flaky' | 'down', { clientId: string; clientSecret?: string; config?: client.Configuration }> = {} as never;
 
   before(async () => {
-    [world, rp, browser, receiver] = await Promise.all([startSignInWorld(), startRelyingParty(), launchBrowser(), startReceiver()]);
+    [world, rp, browser, receiver] = await Promise.all([
+      // Local development: the apps' receivers are on loopback.
+      startSignInWorld({ OUTBOUND_ALLOW_PRIVATE: 'true' }, { captureLog: true }),
+      startRelyingParty(),
+      launchBrowser(),
+      startReceiver(),
+    ]);
     const web = (name: string, path: string, sessionRequired: boolean) =>
       world.createApp({
         name,
@@ -124,30 +178,15 @@ describe('in Chromium', { skip: needsChromium }, () => {
     return payload;
   }
 
-  /** Signs the user in to every app in one browser context (one session); answers each app's ID token. */
+  /** Signs the user in to every named app in one browser context (one session); answers each app's ID token. */
   async function signInEverywhere(context: BrowserContext, names: (keyof typeof apps)[]): Promise<Record<string, string>> {
-    const page = await context.newPage();
-    const idTokens: Record<string, string> = {};
-    for (const [i, name] of names.entries()) {
-      const app = apps[name];
-      if (i === 0) {
-        idTokens[name] = (await codeLogin(page, app.config!, rp, user, 'openid')).tokens.id_token!;
-      } else {
-        // Single sign-on: the session is there, no login page.
-        const pkceCodeVerifier = client.randomPKCECodeVerifier();
-        const url = client.buildAuthorizationUrl(app.config!, {
-          redirect_uri: rp.callback,
-          scope: 'openid',
-          code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
-          code_challenge_method: 'S256',
-          state: 's',
-        });
-        await page.goto(url.href);
-        const landed = await landedOn(page, rp.callback);
-        idTokens[name] = (await client.authorizationCodeGrant(app.config!, landed, { pkceCodeVerifier, expectedState: 's' })).id_token!;
-      }
-    }
-    return idTokens;
+    const idTokens = await signInToEach(
+      context,
+      rp,
+      user,
+      names.map((name) => apps[name].config!),
+    );
+    return Object.fromEntries(names.map((name, i) => [name, idTokens[i]!]));
   }
 
   async function metric(result: string): Promise<number> {
@@ -233,6 +272,32 @@ describe('in Chromium', { skip: needsChromium }, () => {
     assert.equal(unknown.status, 404);
   });
 
+  test('a metadata address stored before this check is refused at send time, even with OUTBOUND_ALLOW_PRIVATE, and not retried', async () => {
+    const app = await world.createApp({ name: 'Legacy', redirectUris: [rp.callback], backChannelLogoutUri: `${receiver.base}/legacy` } as never);
+    // An app saved before link-local addresses were refused at registration.
+    await world.server.running.db.query('UPDATE apps SET backchannel_logout_uri = $1 WHERE client_id = $2', [
+      'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+      app.clientId,
+    ]);
+    const config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
+      execute: [client.allowInsecureRequests],
+    });
+    const context = await browser.newContext();
+    await signInToEach(context, rp, user, [config]);
+    await context.close();
+
+    assert.equal((await world.api('DELETE', `/management/v1/users/${user.userId}/sessions`)).status, 200);
+    const failedOf = () => logLines(world.server.logText(), 'back-channel logout delivery failed').filter((line) => line.clientId === app.clientId);
+    assert.ok(await eventually(async () => failedOf().length > 0), 'the delivery failed');
+    const [failed] = failedOf();
+    assert.equal(failed!.attempts, 1, 'a refused address is not tried again');
+    assert.match(String(failed!.reason), /169\.254\.169\.254 is refused: link-local, metadata or multicast address/);
+    const refused = logLines(world.server.logText(), 'outbound call failed').filter((line) => line.host === '169.254.169.254');
+    assert.equal(refused.length, 1);
+    assert.equal(refused[0]!.error, 'refused');
+    assert.ok(!world.server.logText().includes('security-credentials'), 'the path is never logged');
+  });
+
   describe('backChannelLogoutUri is validated', () => {
     const create = (fields: Record<string, unknown>) =>
       world.api('POST', `/management/v1/projects/${world.projectId}/apps/oidc`, { name: 'v', redirectUris: ['https://app.example.com/cb'], ...fields });
@@ -243,6 +308,13 @@ describe('in Chromium', { skip: needsChromium }, () => {
       ['https://192.168.0.5/logout', false],
       ['https://[::1]/logout', false],
       ['https://localhost/logout', false],
+      ['https://[::ffff:127.0.0.1]/logout', false],
+      ['https://100.64.1.1/logout', false],
+      ['https://0.0.0.0/logout', false],
+      ['http://169.254.169.254/latest/meta-data/', true],
+      ['http://[::ffff:169.254.169.254]/latest/meta-data/', true],
+      ['http://[fd00:ec2::254]/latest/meta-data/', true],
+      ['http://[fe80::1]/logout', true],
       ['https://app.example.com/logout#frag', true],
       ['not a uri', true],
       ['javascript:alert(1)', true],
@@ -253,14 +325,109 @@ describe('in Chromium', { skip: needsChromium }, () => {
         assert.match(JSON.stringify(res.body), /backChannelLogoutUri/);
       });
     }
-    test('https on a public name, and http on loopback in devMode, are accepted', async () => {
+    test('https on a public name is accepted; so is http on loopback in devMode, which is reached only with OUTBOUND_ALLOW_PRIVATE', async () => {
       assert.equal((await create({ backChannelLogoutUri: 'https://app.example.com/logout', devMode: false })).status, 200);
       assert.equal((await create({ backChannelLogoutUri: 'http://localhost:3000/logout', devMode: true })).status, 200);
+      assert.equal((await create({ backChannelLogoutUri: 'http://127.0.0.1:9998/internal-admin?x=1', devMode: true })).status, 200);
     });
     test('backChannelLogoutSessionRequired needs a URI', async () => {
       const res = await create({ backChannelLogoutSessionRequired: true, devMode: false });
       assert.equal(res.status, 400);
       assert.match(JSON.stringify(res.body), /backChannelLogoutSessionRequired/);
     });
+  });
+});
+
+// The issue's reproduction: an org owner gives its own devMode app a
+// back-channel logout URI on an internal address, then ends one of its
+// users' sessions. With the default settings nothing may reach the
+// listener: not a POST, not a TCP connection.
+describe('an org owner cannot make the server call internal addresses (default settings)', { skip: needsChromium }, () => {
+  let world: SignInWorld;
+  let rp: RelyingParty;
+  let browser: Browser;
+  let listener: Awaited<ReturnType<typeof startReceiver>>;
+  let owner: ReturnType<typeof apiClient>;
+
+  before(async () => {
+    [world, rp, browser, listener] = await Promise.all([startSignInWorld({}, { captureLog: true }), startRelyingParty(), launchBrowser(), startReceiver()]);
+    const machine = await world.api('POST', '/management/v1/users/machine', { userName: 'acme-owner', name: 'ACME owner' });
+    assert.equal(machine.status, 200, JSON.stringify(machine.body));
+    const member = await world.api('POST', '/management/v1/orgs/me/members', { userId: machine.body.userId, roles: ['ORG_OWNER'] });
+    assert.equal(member.status, 200, JSON.stringify(member.body));
+    const pat = await world.api('POST', `/management/v1/users/${machine.body.userId}/pats`, {});
+    assert.equal(pat.status, 200, JSON.stringify(pat.body));
+    owner = apiClient(world.server.url, pat.body.token, { strictJson: true });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await listener?.close();
+    await rp?.close();
+    await world?.stop();
+  });
+
+  test('devMode app on 127.0.0.1, and names resolving to loopback: the session ends, the listener gets no request and no connection', async () => {
+    const uris = [
+      `http://127.0.0.1:${listener.port}/internal-admin?x=1`,
+      ...(await loopbackNames()).flatMap((name) => [`http://${name}:${listener.port}/internal-admin`, `https://${name}:${listener.port}/internal-admin`]),
+    ];
+    const apps: { clientId: string; config: client.Configuration }[] = [];
+    for (const [i, uri] of uris.entries()) {
+      const created = await owner('POST', `/management/v1/projects/${world.projectId}/apps/oidc`, {
+        body: { name: `Internal ${i}`, redirectUris: [rp.callback], devMode: true, backChannelLogoutUri: uri },
+      });
+      assert.equal(created.status, 200, created.text);
+      const config = await client.discovery(new URL(world.issuer), created.body.clientId, undefined, client.ClientSecretBasic(created.body.clientSecret), {
+        execute: [client.allowInsecureRequests],
+      });
+      apps.push({ clientId: created.body.clientId, config });
+    }
+    // Without devMode an https URI on a name is accepted at registration: what it resolves to is checked at every send.
+    const named = uris.find((uri) => uri.startsWith('https://') && !uri.includes('localhost'));
+    if (named) {
+      const plain = await owner('POST', `/management/v1/projects/${world.projectId}/apps/oidc`, {
+        body: { name: 'Named', redirectUris: ['https://app.example.com/cb'], backChannelLogoutUri: named },
+      });
+      assert.equal(plain.status, 200, plain.text);
+    }
+
+    const user = await world.createUser('victim');
+    const context = await browser.newContext();
+    await signInToEach(
+      context,
+      rp,
+      user,
+      apps.map((app) => app.config),
+    );
+    await context.close();
+
+    const ended = await owner('DELETE', `/management/v1/users/${user.userId}/sessions`);
+    assert.equal(ended.status, 200, ended.text);
+    const failed = () => logLines(world.server.logText(), 'back-channel logout delivery failed');
+    assert.ok(await eventually(async () => failed().length >= apps.length), `${failed().length} of ${apps.length} deliveries failed`);
+    assert.deepEqual(
+      failed()
+        .map((line) => line.clientId)
+        .sort(),
+      apps.map((app) => app.clientId).sort(),
+    );
+    for (const line of failed()) {
+      assert.equal(line.attempts, 1);
+      assert.match(String(line.reason), /is refused: loopback or private address/);
+    }
+    assert.equal(listener.received.length, 0, 'no POST reached the listener');
+    assert.equal(listener.connections(), 0, 'no connection was opened to it, not even a TLS ClientHello');
+    assert.ok(!world.server.logText().includes('internal-admin'), 'the URI path is never logged');
+  });
+
+  test('a devMode app cannot register a link-local or metadata address', async () => {
+    for (const uri of ['http://169.254.169.254/latest/meta-data/', 'http://[::ffff:a9fe:a9fe]/latest/meta-data/', 'http://[fd00:ec2::254]/']) {
+      const res = await owner('POST', `/management/v1/projects/${world.projectId}/apps/oidc`, {
+        body: { name: 'Metadata', redirectUris: [rp.callback], devMode: true, backChannelLogoutUri: uri },
+      });
+      assert.equal(res.status, 400, res.text);
+      assert.match(res.text, /backChannelLogoutUri/);
+    }
   });
 });

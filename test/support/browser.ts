@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import * as client from 'openid-client';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { apiClient } from './api.ts';
-import { freePort, readAdminPat, ROOT, testServer, type InProcessServer } from './server.ts';
+import { freePort, readAdminPat, ROOT, testServer, type TestServer, type TestServerOptions } from './server.ts';
 
 // Browser sign-in tests: the real server in this process, Debian's Chromium
 // driven by playwright-core (never a downloaded browser), a local relying
@@ -118,7 +118,7 @@ export interface TestUser {
 }
 
 export interface SignInWorld {
-  server: InProcessServer;
+  server: TestServer;
   /** The issuer; the server also answers on localhost, which the browser uses. */
   issuer: string;
   adminPat: string;
@@ -141,9 +141,9 @@ let counter = 0;
  * use http://localhost redirect URIs in devMode and the browser shares one
  * cookie host with the issuer.
  */
-export async function startSignInWorld(env: Record<string, string> = {}): Promise<SignInWorld> {
+export async function startSignInWorld(env: Record<string, string> = {}, options: Pick<TestServerOptions, 'captureLog'> = {}): Promise<SignInWorld> {
   const port = await freePort();
-  const server = await testServer({ env: { PORT: String(port), ISSUER: `http://localhost:${port}`, ...env } });
+  const server = await testServer({ ...options, env: { PORT: String(port), ISSUER: `http://localhost:${port}`, ...env } });
   const adminPat = readAdminPat(server.dataDir);
   const asAdmin = apiClient(server.url, adminPat, { strictJson: true });
   const setup = await asAdmin('POST', '/admin/v1/orgs/_setup', {
