@@ -41,6 +41,7 @@ import { createAuthThrottle } from './security/auth-throttle.ts';
 import { unlockExpiredLocks } from './commands/password-login.ts';
 import { InvalidArgument } from './domain/errors.ts';
 import { ConfigError } from '../config/load.ts';
+import { forcedMfaOf } from './engine/second-factor-rule.ts';
 
 export interface RunningServer {
   server: Server;
@@ -124,6 +125,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     invalidation.on('features', () => features.clear());
     const policies = policyCache(db);
     invalidation.on('policies', () => policies.clear());
+    const forcedMfa = forcedMfaOf(lookupUser, policies.effective);
     const throttle = await createAuthThrottle(
       { limit: config.authFailureLimit, window: config.authFailureWindow, trustProxy: config.trustProxy },
       redis,
@@ -140,6 +142,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       secretKey,
       adapter,
       findAccount: accountFinder(db, lookupUser),
+      forcedMfa,
       lookupUser,
       machineKeys: machineKeys.lookup,
       featureEnabled: (name: FeatureName) => features.get(name),
@@ -199,6 +202,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           throttle,
           announce,
           policies: policies.effective,
+          forcedMfa,
           factorKeys: { sealing: deriveKey(master.key, 'otp secret sealing'), digest: secretKey },
           securityKey: deriveKey(master.key, 'security page cookie'),
           challenges: challengeStore(adapter('WebAuthnChallenge')),
