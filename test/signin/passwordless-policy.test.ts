@@ -24,22 +24,19 @@ describe('in Chromium: passwordlessType NOT_ALLOWED where the passkey answer is 
   before(async () => {
     ui = await startLoginUi({ pia: { firstName: 'Pia', lastName: 'Passkey' } });
     const asAdmin = apiClient(ui.world.server.url, ui.world.adminPat, { strictJson: true });
-    const setup = await asAdmin('POST', '/admin/v1/orgs/_setup', { body: { org: { name: 'Open', domain: 'open.example.test' } } });
+    oli = { userId: '', userName: 'oli', loginName: 'oli@open.example.test', password: 'Pw-oli-1234' };
+    const setup = await asAdmin('POST', '/admin/v1/orgs/_setup', {
+      body: {
+        org: { name: 'Open', domain: 'open.example.test' },
+        human: { userName: 'oli', profile: { firstName: 'Oli', lastName: 'Open' }, email: { email: 'oli@open.example.test' }, password: oli.password },
+      },
+    });
     assert.equal(setup.status, 200, JSON.stringify(setup.body));
+    oli.userId = setup.body.userId;
     const inOpen = apiClient(ui.world.server.url, ui.world.adminPat, { orgId: setup.body.orgId, strictJson: true });
     const project = await inOpen('POST', '/management/v1/projects', { body: { name: 'Open shop' } });
     const openApp = await inOpen('POST', `/management/v1/projects/${project.body.id}/apps/oidc`, { body: { name: 'Open app', ...confidentialAppFor(ui.rp) } });
     assert.equal(openApp.status, 200, JSON.stringify(openApp.body));
-    const user = await inOpen('POST', '/management/v1/users/human', {
-      body: {
-        userName: 'oli',
-        profile: { firstName: 'Oli', lastName: 'Open' },
-        email: { email: 'oli@open.example.test', isEmailVerified: true },
-        password: 'Pw-oli-1234',
-      },
-    });
-    assert.equal(user.status, 200, JSON.stringify(user.body));
-    oli = { userId: user.body.userId, userName: 'oli', loginName: 'oli@open.example.test', password: 'Pw-oli-1234' };
     const acmeApp = await ui.world.createApp(confidentialAppFor(ui.rp));
     const clients = await discoverClients(ui.world.issuer);
     blocked = clients.config(acmeApp.clientId, client.ClientSecretBasic(acmeApp.clientSecret!));
