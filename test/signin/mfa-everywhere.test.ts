@@ -3,7 +3,16 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import type { Page } from 'playwright-core';
-import { confidentialAppFor, landedOn, needsChromium, startLoginUi, type LoginUi, type TestUser } from '../support/browser.ts';
+import {
+  addPasskeyAuthenticator,
+  confidentialAppFor,
+  landedOn,
+  needsChromium,
+  startCodeFlow,
+  startLoginUi,
+  type LoginUi,
+  type TestUser,
+} from '../support/browser.ts';
 import { discoverClients, refused } from '../support/tokens.ts';
 import { base32Decode, totpCode, totpStep } from '../../src/domain/totp.ts';
 
@@ -57,20 +66,9 @@ describe('in Chromium: forceMfa on every path that yields tokens', { skip: needs
     assert.equal((await ui.world.api('DELETE', '/management/v1/policies/login')).status, 200);
   }
 
-  /** Starts a code flow in `p`; `finish` redeems the code the browser lands with. */
-  async function authorize(p: Page, extra: Record<string, string> = {}) {
-    const pkceCodeVerifier = client.randomPKCECodeVerifier();
-    const expectedNonce = client.randomNonce();
-    const url = client.buildAuthorizationUrl(web, {
-      redirect_uri: ui.rp.callback,
-      scope: 'openid',
-      code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
-      code_challenge_method: 'S256',
-      nonce: expectedNonce,
-      ...extra,
-    });
-    await p.goto(url.href);
-    return async () => client.authorizationCodeGrant(web, await landedOn(p, ui.rp.callback), { pkceCodeVerifier, expectedNonce });
+  /** Starts a code flow of the web app in `p`; `finish` redeems the code the browser lands with. */
+  function authorize(p: Page, extra: Record<string, string> = {}) {
+    return startCodeFlow(p, web, ui.rp, extra);
   }
 
   /** The login name (already there when prefilled) and the password. */
@@ -130,40 +128,51 @@ describe('in Chromium: forceMfa on every path that yields tokens', { skip: needs
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   }
 
-  test('a password-only session from before forceMfa: prompt=none is interaction_required, its refresh token invalid_grant, the device flow stops for a sign-in, a plain authorize sets a factor up', async () => {
-    const sam = ui.users.sam;
-    const { page: p } = await ui.freshPage();
-    const signedIn = await authorize(p, { scope: 'openid offline_access' });
-    await password(p, sam);
-    const earlier = await signedIn();
-    assert.deepEqual(earlier.claims()?.amr, ['pwd']);
-    assert.ok(earlier.refresh_token);
-    await forceMfa();
-    try {
+  describe('a password-only session and its refresh token from before the org turned forceMfa on', { concurrency: false }, () => {
+    let p: Page;
+    let earlier: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
+
+    before(async () => {
+      ({ page: p } = await ui.freshPage());
+      const signedIn = await authorize(p, { scope: 'openid offline_access' });
+      await password(p, ui.users.sam);
+      earlier = await signedIn();
+      assert.deepEqual(earlier.claims()?.amr, ['pwd']);
+      assert.ok(earlier.refresh_token);
+      await forceMfa();
+    });
+    after(resetPolicy);
+
+    test('prompt=none: interaction_required, no code', async () => {
       await authorize(p, { prompt: 'none', state: 'silent' });
       const silent = (await landedOn(p, ui.rp.callback)).searchParams;
       assert.equal(silent.get('error'), 'interaction_required', silent.toString());
+      assert.equal(silent.get('state'), 'silent');
       assert.equal(silent.get('code'), null);
+    });
 
+    test('a refresh of the earlier refresh token: invalid_grant', async () => {
       const refresh = await refused(client.refreshTokenGrant(web, earlier.refresh_token!), 'invalid_grant', 400, 'refresh of the earlier refresh token');
       assert.match(refresh.description ?? '', /second factor/);
+    });
 
+    test('the device flow in that browser: the sign-in is asked for, the device is not connected', async () => {
       const started = await client.initiateDeviceAuthorization(tv, { scope: 'openid' });
       await confirmDevice(p, started);
-      assert.equal(await p.locator('#loginName').count(), 1, 'the device sign-in asks for the login again, it is not connected');
+      assert.equal(await p.locator('#loginName').count(), 1, 'the login page, not "Device connected"');
       assert.equal((await devicePoll(started.device_code)).body.error, 'authorization_pending');
+    });
 
-      // The password, then the set-up; only then a code, with the second factor.
+    test('a plain authorize: the password again, then the set-up; only then a code, with the second factor', async () => {
       const finish = await authorize(p);
-      assert.equal(await p.inputValue('#loginName'), sam.loginName, 'the login page, not the app');
-      await password(p, sam);
+      await p.waitForSelector('#loginName');
+      assert.equal(await p.inputValue('#loginName'), ui.users.sam.loginName, 'the login page, not the app');
+      await password(p, ui.users.sam);
       await setUpApp(p);
       const tokens = await finish();
       assert.deepEqual(tokens.claims()?.amr, ['pwd', 'otp', 'mfa']);
       assert.equal(tokens.claims()?.acr, 'mfa');
-    } finally {
-      await resetPolicy();
-    }
+    });
   });
 
   test('a session with a second factor: under forceMfa its refresh token refreshes and the device flow signs in without a page', async () => {
@@ -245,18 +254,7 @@ describe('in Chromium: forceMfa on every path that yields tokens', { skip: needs
     await forceMfa({ secondFactors: [], passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' });
     try {
       const { context, page: p } = await ui.freshPage();
-      const cdp = await context.newCDPSession(p);
-      await cdp.send('WebAuthn.enable');
-      await cdp.send('WebAuthn.addVirtualAuthenticator', {
-        options: {
-          protocol: 'ctap2',
-          transport: 'internal',
-          hasResidentKey: true,
-          hasUserVerification: true,
-          isUserVerified: true,
-          automaticPresenceSimulation: true,
-        },
-      });
+      await addPasskeyAuthenticator(context, p);
       const finish = await authorize(p);
       await password(p, ui.users.pat);
       assert.match((await p.textContent('main')) ?? '', /needs a second factor/);

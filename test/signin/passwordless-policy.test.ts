@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import type { BrowserContext, Page } from 'playwright-core';
 import { apiClient } from '../support/api.ts';
-import { confidentialAppFor, landedOn, needsChromium, startLoginUi, type LoginUi, type TestUser } from '../support/browser.ts';
+import { addPasskeyAuthenticator, confidentialAppFor, needsChromium, startCodeFlow, startLoginUi, type LoginUi, type TestUser } from '../support/browser.ts';
 import { discoverClients } from '../support/tokens.ts';
 
 // An org's login policy with passwordlessType NOT_ALLOWED holds where the
@@ -49,18 +49,7 @@ describe('in Chromium: passwordlessType NOT_ALLOWED where the passkey answer is 
   /** A browser with its own virtual authenticator (user verification, resident keys), holding a passkey of `user` registered on the security page. */
   async function browserWithPasskey(user: TestUser): Promise<{ context: BrowserContext; p: Page }> {
     const { context, page: p } = await ui.freshPage();
-    const cdp = await context.newCDPSession(p);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
+    await addPasskeyAuthenticator(context, p);
     await p.goto(`${ui.world.issuer}/ui/login/security`);
     await p.fill('#loginName', user.loginName);
     await p.fill('#password', user.password);
@@ -70,19 +59,10 @@ describe('in Chromium: passwordlessType NOT_ALLOWED where the passkey answer is 
     return { context, p };
   }
 
+  /** A code flow with prompt=login; `finish` answers the ID token's claims. */
   async function authorize(p: Page, config: client.Configuration) {
-    const pkceCodeVerifier = client.randomPKCECodeVerifier();
-    const expectedNonce = client.randomNonce();
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: ui.rp.callback,
-      scope: 'openid',
-      prompt: 'login',
-      code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
-      code_challenge_method: 'S256',
-      nonce: expectedNonce,
-    });
-    await p.goto(url.href);
-    return async () => (await client.authorizationCodeGrant(config, await landedOn(p, ui.rp.callback), { pkceCodeVerifier, expectedNonce })).claims()!;
+    const finish = await startCodeFlow(p, config, ui.rp, { prompt: 'login' });
+    return async () => (await finish()).claims()!;
   }
 
   /** Runs the passkey ceremony of the page's passkey form without posting it: the answer and its challenge id. */
