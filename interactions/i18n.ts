@@ -70,7 +70,7 @@ const en = {
   recoveryLead: 'Keep these codes somewhere safe. Each one signs you in once in place of a code from the app. They are shown only now.',
   done: 'Done',
   signOut: 'Sign out',
-  otpRequired: 'This sign-in needs a second factor. Set up an authenticator app to continue.',
+  otpRequired: 'This sign-in needs a second factor. Set one up to continue.',
   passkeySignIn: 'Sign in with a passkey',
   passkeyUse: 'Use a passkey',
   passkeys: 'Passkeys',
@@ -83,6 +83,7 @@ const en = {
   passkeyExpired: 'This passkey request has expired or was already used. Try again.',
   or: 'or',
   noFactorAllowed: 'This sign-in needs a second factor, but none is allowed for your organization. Ask your administrator.',
+  passkeyNotAllowed: 'Signing in with a passkey alone is not allowed here. Sign in with your login name and password.',
 } as const;
 
 export type Messages = Record<keyof typeof en, string>;
@@ -158,7 +159,7 @@ const de: Messages = {
   recoveryLead: 'Bewahren Sie diese Codes sicher auf. Jeder meldet Sie einmal anstelle eines Codes aus der App an. Sie werden nur jetzt angezeigt.',
   done: 'Fertig',
   signOut: 'Abmelden',
-  otpRequired: 'Diese Anmeldung erfordert einen zweiten Faktor. Richten Sie eine Authenticator-App ein, um fortzufahren.',
+  otpRequired: 'Diese Anmeldung erfordert einen zweiten Faktor. Richten Sie einen ein, um fortzufahren.',
   passkeySignIn: 'Mit einem Passkey anmelden',
   passkeyUse: 'Passkey verwenden',
   passkeys: 'Passkeys',
@@ -171,6 +172,7 @@ const de: Messages = {
   passkeyExpired: 'Diese Passkey-Anfrage ist abgelaufen oder wurde bereits verwendet. Versuchen Sie es erneut.',
   or: 'oder',
   noFactorAllowed: 'Diese Anmeldung erfordert einen zweiten Faktor, für Ihre Organisation ist aber keiner erlaubt. Wenden Sie sich an Ihre Administration.',
+  passkeyNotAllowed: 'Die Anmeldung nur mit einem Passkey ist hier nicht erlaubt. Melden Sie sich mit Loginname und Passwort an.',
 };
 
 export const CATALOGUES: Record<string, Messages> = { en, de };

@@ -30,7 +30,9 @@ import type { HumanInput } from '../src/commands/setup-org.ts';
 import { CATALOGUES, chooseLanguage, translate } from './i18n.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
 import { passkeyError, securityRoutes } from './security.ts';
-import { authenticationCeremony, completeAuthentication, relyingPartyOf } from '../src/commands/passkeys.ts';
+import { authenticationCeremony, completeAuthentication, completeRegistration, registrationCeremony, relyingPartyOf } from '../src/commands/passkeys.ts';
+import { secondFactorRequired, type ForcedMfa } from '../src/engine/second-factor-rule.ts';
+import { SECOND_FACTOR_REASON } from '../src/engine/interaction-policy.ts';
 import { secondFactorsOf } from '../src/storage/second-factors.ts';
 import type { ChallengeStore } from '../src/security/challenges.ts';
 import {
@@ -38,12 +40,13 @@ import {
   loginNamePage,
   messagePage,
   otpPage,
-  otpSetupPage,
   passwordPage,
   recoveryCodesPage,
   registrationPage,
+  secondFactorSetupPage,
   unavailablePage,
   type AccountChoice,
+  type OtpSetup,
   type PageContext,
   type RegistrationValues,
 } from './views.ts';
@@ -63,6 +66,8 @@ export interface InteractionDeps {
   announce?: Announce;
   /** Login policies, read through the per-node policy cache. */
   policies: EffectivePolicy;
+  /** Whether the login policy forces a second factor on a user (forceMfa). */
+  forcedMfa: ForcedMfa;
   /** Keys of second factors (sealed TOTP secrets, recovery code digests). */
   factorKeys: FactorKeys;
   /** Signs the cookie of the security page's own fresh sign-in. */
@@ -354,6 +359,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const prompt = loaded.interaction.prompt.name;
     if (prompt === 'consent') return grantConsent(ctx, loaded);
     if (prompt === 'create') return registrationForm(ctx, loaded);
+    if (await secondFactorStep(ctx, loaded)) return;
     if (prompt === 'select_account' && ctx.query.other === undefined) {
       const choices = await accountChoices(ctx, loaded.provider);
       if (choices.length) return render(ctx, accountPickerPage(loaded.page, choices));
@@ -397,33 +403,60 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       await savePending(loaded, { accountId, loginName: name });
       return secondFactorView(ctx, loaded, { accountId, loginName: name });
     }
-    if (await mfaRequired(loaded, accountId)) {
-      const user = await findUser(deps.db, accountId);
-      const policy = await deps.policies(LOGIN_POLICY, user!.org_id);
-      if (!policy.secondFactors.includes('SECOND_FACTOR_TYPE_OTP'))
-        return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.noFactorAllowed), 403);
-      await savePending(loaded, { accountId, loginName: name, setup: true });
-      return showSetup(ctx, loaded, name, await beginOtpSetup(deps.db, deps.factorKeys, accountId));
-    }
+    if (await mfaRequired(loaded, accountId)) return beginForcedSetup(ctx, loaded, { accountId, loginName: name, setup: true });
     loginSucceeded(ctx, accountId);
     await finishLogin(ctx, loaded, accountId);
   });
 
-  /**
-   * A second factor is required of this login: by the login policy of the
-   * user's org (forceMfa) or by the app (acr_values=mfa).
-   */
-  async function mfaRequired(loaded: Loaded, accountId: string): Promise<boolean> {
-    const acrValues = (loaded.interaction.params as Record<string, unknown>).acr_values;
-    if (typeof acrValues === 'string' && acrValues.split(' ').includes('mfa')) return true;
-    const user = await findUser(deps.db, accountId);
-    return Boolean(user) && (await deps.policies(LOGIN_POLICY, user!.org_id)).forceMfa;
+  /** A second factor is required of this login (src/engine/second-factor-rule.ts: forceMfa or acr_values=mfa). */
+  function mfaRequired(loaded: Loaded, accountId: string): Promise<boolean> {
+    return secondFactorRequired(deps.forcedMfa, accountId, (loaded.interaction.params as Record<string, unknown>).acr_values);
   }
 
-  async function savePending(loaded: Loaded, pending: PendingLogin): Promise<void> {
+  /**
+   * A signed-in user whose session lacks the second factor now required
+   * (the interaction policy's reason, and no other) and who has one: the
+   * second-factor step for that user, the password being already proven by
+   * the session. Without a factor the login starts over, at the password:
+   * a browser left signed in is not enough to set one up.
+   */
+  async function secondFactorStep(ctx: Context, loaded: Loaded): Promise<boolean> {
+    const { prompt, session } = loaded.interaction;
+    if (prompt.name !== 'login' || prompt.reasons.length !== 1 || prompt.reasons[0] !== SECOND_FACTOR_REASON || !session?.accountId) return false;
+    const user = await findUser(deps.db, session.accountId);
+    if (user?.state !== 'active') return false;
+    const factors = await secondFactorsOf(deps.db, user.id);
+    if (!factors.otp && !factors.passkey) return false;
+    const pending = { accountId: user.id, loginName: loginName(user.user_name, user.primary_domain) };
+    await savePending(loaded, pending);
+    await secondFactorView(ctx, loaded, pending);
+    return true;
+  }
+
+  /** `extra` joins the interaction's result too (a registration's `create`), to be there when the login finishes. */
+  async function savePending(loaded: Loaded, pending: PendingLogin, extra: Record<string, unknown> = {}): Promise<void> {
     const { interaction } = loaded;
-    interaction.result = { ...interaction.result, [PENDING]: pending };
+    interaction.result = { ...interaction.result, ...extra, [PENDING]: pending };
     await interaction.save(Math.max(1, (interaction.exp ?? epochNow() + 60) - epochNow()));
+  }
+
+  /** The factors the login policy of the user's org lets them set up: an authenticator app (OTP), a passkey (U2F, or passwordless). */
+  async function allowedSetups(accountId: string): Promise<{ otp: boolean; passkey: boolean }> {
+    const user = await findUser(deps.db, accountId);
+    if (!user) return { otp: false, passkey: false };
+    const policy = await deps.policies(LOGIN_POLICY, user.org_id);
+    return {
+      otp: policy.secondFactors.includes('SECOND_FACTOR_TYPE_OTP'),
+      passkey: policy.secondFactors.includes('SECOND_FACTOR_TYPE_U2F') || policy.passwordlessType === 'PASSWORDLESS_TYPE_ALLOWED',
+    };
+  }
+
+  /** The set-up a login owes (forceMfa or acr_values=mfa, and no factor yet): every allowed factor is offered. */
+  async function beginForcedSetup(ctx: Context, loaded: Loaded, pending: PendingLogin, extra: Record<string, unknown> = {}): Promise<void> {
+    const allowed = await allowedSetups(pending.accountId);
+    if (!allowed.otp && !allowed.passkey) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.noFactorAllowed), 403);
+    await savePending(loaded, pending, extra);
+    await showSetup(ctx, loaded, pending, allowed.otp ? await beginOtpSetup(deps.db, deps.factorKeys, pending.accountId) : undefined);
   }
 
   function pendingOf(ctx: Context, loaded: Loaded): PendingLogin | undefined {
@@ -432,18 +465,26 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     return pending;
   }
 
-  async function showSetup(ctx: Context, loaded: Loaded, name: string, secret: Buffer, error?: string): Promise<void> {
-    const uri = otpauthUri(secret, `Portcullis (${new URL(loaded.provider.issuer).host})`, name);
-    const qrSvg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
-    const c = { ...loaded.page, lead: loaded.page.t.otpRequired };
+  /** The set-up page: the authenticator app's key when `secret` (OTP allowed), and a passkey registration when allowed. */
+  async function showSetup(ctx: Context, loaded: Loaded, pending: PendingLogin, secret: Buffer | undefined, error?: string): Promise<void> {
+    const otp = secret ? await otpSetupOf(loaded, pending.loginName, secret) : undefined;
+    const passkey = (await allowedSetups(pending.accountId)).passkey
+      ? {
+          ...(await registrationCeremony(deps.db, deps.challenges, rp, pending.accountId)),
+          action: `${loaded.page.action}/passkey-setup`,
+          csrf: loaded.page.csrf,
+        }
+      : undefined;
     render(
       ctx,
-      otpSetupPage(
-        { ...c, confirm: `${loaded.page.action}/otp-setup`, cancel: `${loaded.page.action}?other=1` },
-        { qrSvg, secret: base32Encode(secret), error },
-      ),
+      secondFactorSetupPage({ ...loaded.page, confirm: `${loaded.page.action}/otp-setup`, cancel: `${loaded.page.action}?other=1` }, { otp, passkey, error }),
       error ? 400 : 200,
     );
+  }
+
+  async function otpSetupOf(loaded: Loaded, name: string, secret: Buffer): Promise<OtpSetup> {
+    const uri = otpauthUri(secret, `Portcullis (${new URL(loaded.provider.issuer).host})`, name);
+    return { qrSvg: await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 }), secret: base32Encode(secret) };
   }
 
   // forceMfa or acr_values=mfa and no factor yet: the user sets up an app before the login finishes.
@@ -456,11 +497,30 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const secret = await pendingOtpSecret(deps.db, deps.factorKeys, pending.accountId);
     if (!secret) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.sessionExpired), 400);
     const code = text(form(ctx).code, 64).replace(/\s/g, '');
-    if (!/^[0-9]{6}$/.test(code)) return showSetup(ctx, loaded, pending.loginName, secret, loaded.page.t.otpMalformed);
+    if (!/^[0-9]{6}$/.test(code)) return showSetup(ctx, loaded, pending, secret, loaded.page.t.otpMalformed);
     const codes = await confirmOtpSetup(deps.db, deps.factorKeys, { userId: pending.accountId }, pending.accountId, code);
-    if (!codes) return showSetup(ctx, loaded, pending.loginName, secret, loaded.page.t.otpWrong);
+    if (!codes) return showSetup(ctx, loaded, pending, secret, loaded.page.t.otpWrong);
     await savePending(loaded, { ...pending, verified: true });
     render(ctx, recoveryCodesPage(loaded.page, codes, { action: `${loaded.page.action}/continue`, csrf: loaded.page.csrf }));
+  });
+
+  // The forced set-up's passkey: registered, it is the login's second factor.
+  router.post('/:uid/passkey-setup', async (ctx) => {
+    const loaded = await load(ctx);
+    if (!checkCsrf(ctx, loaded)) return;
+    const pending = pendingOf(ctx, loaded);
+    if (!pending) return;
+    if (!pending.setup || pending.verified || !(await allowedSetups(pending.accountId)).passkey)
+      return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.sessionExpired), 400);
+    const body = form(ctx);
+    const name = text(body.name, 100).trim() || 'Passkey';
+    const outcome = await completeRegistration(deps.db, deps.challenges, rp, pending.accountId, text(body.challengeId, 64), text(body.response, 16384), name);
+    if (!outcome.ok) {
+      const secret = await pendingOtpSecret(deps.db, deps.factorKeys, pending.accountId);
+      return showSetup(ctx, loaded, pending, secret, passkeyError(loaded.page.t, outcome.reason));
+    }
+    loginSucceeded(ctx, pending.accountId);
+    await finishLogin(ctx, loaded, pending.accountId, {}, PASSKEY_FACTOR_AMR);
   });
 
   router.post('/:uid/continue', async (ctx) => {
@@ -478,6 +538,9 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const loaded = await load(ctx);
     if (!checkCsrf(ctx, loaded)) return;
     const body = form(ctx);
+    // The login page of this app offers no passkey then; a challenge from another app's page must not do it either.
+    const notAllowed = () => loginNameView(ctx, loaded, { error: loaded.page.t.passkeyNotAllowed }, 403);
+    if (!(await passwordlessAllowed(loaded.client?.org_id ?? ''))) return notAllowed();
     const outcome = await completeAuthentication(deps.db, deps.challenges, rp, text(body.challengeId, 64), text(body.response, 16384));
     if (!outcome.ok) {
       if (outcome.reason === 'rejected') await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
@@ -485,9 +548,15 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     }
     const user = await findUser(deps.db, outcome.value);
     if (user?.state !== 'active') return loginNameView(ctx, loaded, { error: loaded.page.t.accountLocked }, 400);
+    if (!(await passwordlessAllowed(user.org_id))) return notAllowed();
     loginSucceeded(ctx, user.id);
     await finishLogin(ctx, loaded, user.id, {}, PASSKEY_AMR);
   });
+
+  /** The login policy of this org (the app's, or the user's) allows a passkey alone to sign in. */
+  async function passwordlessAllowed(orgId: string): Promise<boolean> {
+    return (await deps.policies(LOGIN_POLICY, orgId)).passwordlessType === 'PASSWORDLESS_TYPE_ALLOWED';
+  }
 
   router.post('/:uid/passkey-factor', async (ctx) => {
     const loaded = await load(ctx);
@@ -575,6 +644,11 @@ export function interactionRoutes(deps: InteractionDeps): Router {
         return render(ctx, registrationPage(loaded.page, { ...values, errors: { email: loaded.page.t.accountExists } }, minPassword));
       if (err instanceof InvalidArgument) return render(ctx, registrationPage(loaded.page, { ...values, errors: formErrors(loaded.page, err) }, minPassword));
       throw err;
+    }
+    if (await mfaRequired(loaded, userId)) {
+      const user = await findUser(deps.db, userId);
+      const pending = { accountId: userId, loginName: user ? loginName(user.user_name, user.primary_domain) : (values.email ?? ''), setup: true };
+      return beginForcedSetup(ctx, loaded, pending, { create: {} });
     }
     await finishLogin(ctx, loaded, userId, { create: {} });
   });

@@ -291,28 +291,66 @@ ${register}
   );
 }
 
-/** Set-up of an authenticator app: the QR code (inline SVG), the key in base32, and the code that confirms it. */
-export function otpSetupPage(c: SecurityContext, values: { qrSvg: string; secret: string; error?: string }): string {
+/** What the set-up of an authenticator app shows: the QR code (inline SVG) and the key in base32. */
+export interface OtpSetup {
+  qrSvg: string;
+  secret: string;
+}
+
+/** The QR code, the key, and the form of the code that confirms them; `error` marks the code field (its message shows elsewhere when not `shown`). */
+function otpSetupForm(c: SecurityContext, values: OtpSetup, error: string | undefined, shown: boolean): string {
   // The key in groups of four, as apps show it; spaces do not matter to them.
   const grouped = values.secret.replace(/(.{4})(?=.)/g, '$1 ');
+  return `<p class="lead" id="setupHelp">${e(c.t.otpSetupLead)}</p>
+<div class="qr" role="img" aria-label="QR code">${values.qrSvg}</div>
+<p>${e(c.t.otpSecret)}: <code id="otpSecret">${e(grouped)}</code></p>
+${shown ? errorBox(error) : ''}
+<form method="post" action="${e(c.confirm ?? `${c.action}/otp/confirm`)}" novalidate>
+  ${hidden('csrf', c.csrf)}
+  <label for="code">${e(c.t.otpCode)}</label>
+  <input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" required autofocus maxlength="64" aria-describedby="setupHelp"${error ? ' aria-invalid="true"' : ''}>
+  <div class="actions">
+    <a class="secondary button" href="${e(c.cancel ?? c.action)}">${e(c.t.cancel)}</a>
+    <button type="submit">${e(c.t.otpConfirm)}</button>
+  </div>
+</form>`;
+}
+
+/** Set-up of an authenticator app: the QR code (inline SVG), the key in base32, and the code that confirms it. */
+export function otpSetupPage(c: SecurityContext, values: OtpSetup & { error?: string }): string {
   return page(
     c.t.otpSetUp,
     `
 <h1>${e(c.t.otpSetUp)}</h1>
 ${c.lead ? `<p class="lead">${e(c.lead)}</p>` : ''}
-<p class="lead" id="setupHelp">${e(c.t.otpSetupLead)}</p>
-<div class="qr" role="img" aria-label="QR code">${values.qrSvg}</div>
-<p>${e(c.t.otpSecret)}: <code id="otpSecret">${e(grouped)}</code></p>
+${otpSetupForm(c, values, values.error, true)}`,
+    c.lang,
+  );
+}
+
+/**
+ * The set-up a login owes before it finishes (forceMfa, acr_values=mfa):
+ * every factor the login policy allows, an authenticator app and a passkey.
+ */
+export function secondFactorSetupPage(c: SecurityContext, values: { otp?: OtpSetup; passkey?: PasskeyCeremony; error?: string }): string {
+  const passkey = values.passkey
+    ? `<h2>${e(c.t.passkeys)}</h2>
+${passkeyForm(
+  'register',
+  values.passkey,
+  c.t.passkeyAdd,
+  `<label for="passkeyName">${e(c.t.passkeyName)}</label><input type="text" id="passkeyName" name="name" value="Passkey" maxlength="100" required>`,
+  values.otp ? 'secondary-button' : '',
+)}`
+    : '';
+  return page(
+    c.t.otpTitle,
+    `
+<h1>${e(c.t.otpTitle)}</h1>
+<p class="lead">${e(c.t.otpRequired)}</p>
 ${errorBox(values.error)}
-<form method="post" action="${e(c.confirm ?? `${c.action}/otp/confirm`)}" novalidate>
-  ${hidden('csrf', c.csrf)}
-  <label for="code">${e(c.t.otpCode)}</label>
-  <input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" required autofocus maxlength="64" aria-describedby="setupHelp"${values.error ? ' aria-invalid="true"' : ''}>
-  <div class="actions">
-    <a class="secondary button" href="${e(c.cancel ?? c.action)}">${e(c.t.cancel)}</a>
-    <button type="submit">${e(c.t.otpConfirm)}</button>
-  </div>
-</form>`,
+${values.otp ? `<h2>${e(c.t.otpApp)}</h2>\n${otpSetupForm(c, values.otp, values.error, false)}` : ''}
+${passkey}`,
     c.lang,
   );
 }

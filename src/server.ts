@@ -42,6 +42,7 @@ import { unlockExpiredLocks } from './commands/password-login.ts';
 import { outboundClient } from './outbound/client.ts';
 import { InvalidArgument } from './domain/errors.ts';
 import { ConfigError } from '../config/load.ts';
+import { forcedMfaOf } from './engine/second-factor-rule.ts';
 
 export interface RunningServer {
   server: Server;
@@ -125,6 +126,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     invalidation.on('features', () => features.clear());
     const policies = policyCache(db);
     invalidation.on('policies', () => policies.clear());
+    const forcedMfa = forcedMfaOf(lookupUser, policies.effective);
     const throttle = await createAuthThrottle(
       { limit: config.authFailureLimit, window: config.authFailureWindow, trustProxy: config.trustProxy },
       redis,
@@ -143,6 +145,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       secretKey,
       adapter,
       findAccount: accountFinder(db, lookupUser),
+      forcedMfa,
       lookupUser,
       machineKeys: machineKeys.lookup,
       featureEnabled: (name: FeatureName) => features.get(name),
@@ -203,6 +206,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           throttle,
           announce,
           policies: policies.effective,
+          forcedMfa,
           factorKeys: { sealing: deriveKey(master.key, 'otp secret sealing'), digest: secretKey },
           securityKey: deriveKey(master.key, 'security page cookie'),
           challenges: challengeStore(adapter('WebAuthnChallenge')),

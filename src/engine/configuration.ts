@@ -7,6 +7,7 @@ import { CLAIMS_BY_SCOPE, SCOPES } from './claims.ts';
 import { PAGE_HEADERS, errorPage, logoutPage, loggedOutPage } from './pages.ts';
 import { EXTRA_CLIENT_METADATA } from '../domain/apps.ts';
 import { interactionPolicyFor } from './interaction-policy.ts';
+import { secondFactorAtTokenEndpoint, type ForcedMfa } from './second-factor-rule.ts';
 import { expiresWithSession, loadFirstPartyGrant } from './sign-in-policy.ts';
 import { introspectionAllowed, revocationAllowed } from './token-policies.ts';
 import type { UserLookup } from './accounts.ts';
@@ -52,6 +53,8 @@ export interface EngineDependencies {
   secretKey: Buffer;
   adapter: (model: string) => Adapter;
   findAccount: FindAccount;
+  /** Whether the login policy forces a second factor on a user (forceMfa). */
+  forcedMfa: ForcedMfa;
   /** Instance feature flags (cached briefly, cleared on change). */
   featureEnabled: (name: FeatureName) => Promise<boolean>;
   /** Users as hot paths read them (cached briefly, cleared on change). */
@@ -95,7 +98,7 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
   const { config } = deps;
   return {
     adapter: deps.adapter as unknown as Configuration['adapter'],
-    findAccount: deps.findAccount,
+    findAccount: secondFactorAtTokenEndpoint(deps.findAccount, deps.forcedMfa),
     jwks: { keys: deps.jwks as never },
     cookies: {
       // Keygrip's signatures with KeyObject keys (src/security/cookie-signer.ts).
@@ -128,7 +131,7 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     ttl: lifetimes(config),
     interactions: {
       url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
-      policy: interactionPolicyFor(),
+      policy: interactionPolicyFor(deps.forcedMfa),
     },
     loadExistingGrant: loadFirstPartyGrant as Configuration['loadExistingGrant'],
     expiresWithSession: expiresWithSession as unknown as Configuration['expiresWithSession'],

@@ -4,6 +4,7 @@ import { decodeJwt } from 'jose';
 import { forgetAccount, liveBrowserAccounts, readBrowserAccounts, rememberAccount, writeBrowserAccounts } from './browser-accounts.ts';
 import type { EngineRule } from './rule-dispatch.ts';
 import { addGrantableScopes } from './api-scope.ts';
+import { StoreUnavailable } from '../storage/outage.ts';
 
 /**
  * First-party apps need no consent screen (docs/oidc.md): the grant of the
@@ -77,32 +78,49 @@ export const offlineAccessAsksConsent: EngineRule = async (ctx, next) => {
  * A hint names a user (id_token_hint at authorize and end_session): when the
  * browser holds that user's session but another one is in use, switch to it
  * and ask again, so the engine acts on the hinted user's session (docs/oidc.md).
+ * Only a hint that verifies switches: our signature, our issuer, issued to
+ * the app of the request (an expired one is fine, OIDC Core 3.1.2.1); any
+ * other leaves the browser as it is, and the engine answers it
+ * `invalid_request` (to the redirect_uri at authorize).
  */
 export function switchToHintedSession(cookieOptions: Record<string, unknown>): EngineRule {
   return async (ctx, next) => {
     const hint = ctx.method === 'GET' ? ctx.query.id_token_hint : undefined;
-    if (typeof hint === 'string' && hint.length < 8192) {
-      let sub: unknown;
-      try {
-        sub = decodeJwt(hint).sub;
-      } catch {
-        sub = undefined; // the engine itself rejects the malformed hint
-      }
-      if (typeof sub === 'string') {
-        const provider = ctx.app as unknown as Provider;
-        const live = await liveBrowserAccounts(provider, readBrowserAccounts(ctx.cookies));
-        const target = live.find((a) => a.accountId === sub);
-        const current = ctx.cookies.get(provider.cookieName('session'));
-        if (target && target.sessionId !== current) {
-          ctx.cookies.set(provider.cookieName('session'), target.sessionId, cookieOptions);
-          ctx.status = 303;
-          ctx.redirect(ctx.originalUrl);
-          return;
-        }
+    const provider = ctx.app as unknown as Provider;
+    const sub = typeof hint === 'string' && hint.length < 8192 ? await verifiedHintSubject(provider, hint, ctx.query.client_id) : undefined;
+    if (sub) {
+      const live = await liveBrowserAccounts(provider, readBrowserAccounts(ctx.cookies));
+      const target = live.find((a) => a.accountId === sub);
+      const current = ctx.cookies.get(provider.cookieName('session'));
+      if (target && target.sessionId !== current) {
+        ctx.cookies.set(provider.cookieName('session'), target.sessionId, cookieOptions);
+        ctx.status = 303;
+        ctx.redirect(ctx.originalUrl);
+        return;
       }
     }
     await next();
   };
+}
+
+/**
+ * The user an ID token hint names, once the engine's own check of a hint
+ * passes (IdToken.validate: signature by our keys, issuer, audience the
+ * client), for the client of the request, else (end_session without
+ * client_id) the hint's audience, as the engine picks it.
+ */
+async function verifiedHintSubject(provider: Provider, hint: string, clientIdParam: unknown): Promise<string | undefined> {
+  try {
+    const clientId = typeof clientIdParam === 'string' ? clientIdParam : decodeJwt(hint).aud;
+    if (typeof clientId !== 'string') return undefined;
+    const client = await provider.Client.find(clientId);
+    if (!client) return undefined;
+    const { payload } = (await provider.IdToken.validate(hint, client)) as { payload: { sub?: unknown } };
+    return typeof payload.sub === 'string' ? payload.sub : undefined;
+  } catch (err) {
+    if (err instanceof StoreUnavailable) throw err;
+    return undefined;
+  }
 }
 
 type BrowserSession = { accountId?: string; uid: string; destroyed?: boolean } | undefined;

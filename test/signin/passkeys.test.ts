@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import type { BrowserContext, Page } from 'playwright-core';
-import { confidentialAppFor, landedOn, needsChromium, screenshot, startLoginUi, type LoginUi } from '../support/browser.ts';
+import { addPasskeyAuthenticator, confidentialAppFor, needsChromium, screenshot, startCodeFlow, startLoginUi, type LoginUi } from '../support/browser.ts';
 
 // Passkeys (WebAuthn Level 2) in Chromium with its virtual authenticator
 // (CDP WebAuthn domain: ctap2, internal, resident keys, user verification),
@@ -24,18 +24,7 @@ describe('in Chromium: passkeys', { skip: needsChromium }, () => {
       execute: [client.allowInsecureRequests],
     });
     ({ context, page: p } = await ui.freshPage());
-    const cdp = await context.newCDPSession(p);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
+    await addPasskeyAuthenticator(context, p);
   });
   after(async () => {
     await ui?.stop();
@@ -46,21 +35,8 @@ describe('in Chromium: passkeys', { skip: needsChromium }, () => {
   }
 
   async function authorize(extra: Record<string, string> = {}) {
-    const pkceCodeVerifier = client.randomPKCECodeVerifier();
-    const expectedNonce = client.randomNonce();
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: ui.rp.callback,
-      scope: 'openid',
-      code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
-      code_challenge_method: 'S256',
-      nonce: expectedNonce,
-      ...extra,
-    });
-    await p.goto(url.href);
-    return async () => {
-      const landed = await landedOn(p, ui.rp.callback);
-      return (await client.authorizationCodeGrant(config, landed, { pkceCodeVerifier, expectedNonce })).claims()!;
-    };
+    const finish = await startCodeFlow(p, config, ui.rp, extra);
+    return async () => (await finish()).claims()!;
   }
 
   /** Runs the page's ceremony in the browser without sending its answer: the response JSON and the form's challenge id. */

@@ -214,11 +214,11 @@ describe('in Chromium', { skip: needsChromium }, () => {
       const aliceTokens = await addAccount(page, alice);
       assert.equal(aliceTokens.claims.sub, alice.userId);
 
-      // Control: without a hint, prompt=none answers for the current user, Alice.
+      // Control: without a hint, prompt=none names no account of the two (OIDC Core 3.1.2.6).
       await page.goto(authorizeUrl({ prompt: 'none' }));
       const current = await callback(page);
-      assert.equal(current.get('error'), null, `prompt=none without a hint: ${current}`);
-      assert.equal((await redeem(current.get('code'))).claims.sub, alice.userId, 'Alice is the current user');
+      assert.equal(current.get('error'), 'account_selection_required', `prompt=none without a hint: ${current}`);
+      assert.equal(current.get('code'), null);
 
       const shown = shownPages(page);
       const state = `s-${randomUUID()}`;
@@ -229,6 +229,59 @@ describe('in Chromium', { skip: needsChromium }, () => {
       assert.equal(params.get('state'), state);
       assert.equal((await redeem(params.get('code'))).claims.sub, bob.userId, 'the hinted user, Bob');
       assert.equal(await userinfoStatus(aliceTokens.access_token), 200, 'Alice is still signed in');
+    });
+  });
+
+  describe('two users, prompt=none and id_token_hint', { concurrency: false }, () => {
+    after(closeContexts);
+
+    test("sign in A, sign in B with prompt=login, prompt=none with B's id_token_hint gives B a code, then prompt=none without a hint is account_selection_required", async () => {
+      const { page } = await freshPage();
+      assert.equal((await signInThrough(page, alice)).claims.sub, alice.userId);
+      const bobTokens = await addAccount(page, bob);
+      assert.equal(bobTokens.claims.sub, bob.userId);
+
+      await page.goto(authorizeUrl({ prompt: 'none', id_token_hint: bobTokens.id_token }));
+      const hinted = await callback(page);
+      assert.equal(hinted.get('error'), null, `prompt=none with B's hint: ${hinted}`);
+      assert.equal((await redeem(hinted.get('code'))).claims.sub, bob.userId);
+
+      const shown = shownPages(page);
+      const state = `s-${randomUUID()}`;
+      await page.goto(authorizeUrl({ prompt: 'none', state }));
+      const unhinted = await callback(page);
+      assert.deepEqual(shown, [], 'no page with prompt=none');
+      assert.equal(unhinted.get('error'), 'account_selection_required', `prompt=none without a hint: ${unhinted}`);
+      assert.equal(unhinted.get('state'), state);
+      assert.equal(unhinted.get('code'), null);
+
+      // Without prompt, the picker, whatever hinted request came before.
+      await page.goto(authorizeUrl());
+      assert.equal((await pickerEntries(page)).length, 2);
+    });
+
+    test("an id_token_hint whose signature does not verify is invalid_request at the redirect_uri, and the browser's user stays as it was", async () => {
+      const { page } = await freshPage();
+      const aliceTokens = await signInThrough(page, alice);
+      await addAccount(page, bob);
+      // Alice's ID token with one character of its signature changed (not the last, whose low bits are unused).
+      const [header, payload, signature] = aliceTokens.id_token.split('.') as [string, string, string];
+      const at = signature.length - 10;
+      const forged = `${header}.${payload}.${signature.slice(0, at)}${signature[at] === 'A' ? 'B' : 'A'}${signature.slice(at + 1)}`;
+      const state = `s-${randomUUID()}`;
+      await page.goto(authorizeUrl({ prompt: 'none', id_token_hint: forged, state }));
+      const params = await callback(page);
+      assert.equal(params.get('error'), 'invalid_request', params.toString());
+      assert.equal(params.get('state'), state);
+      assert.equal(params.get('code'), null);
+
+      // prompt=login prefills the browser's current user: still Bob, not the forged hint's Alice.
+      await page.goto(authorizeUrl({ prompt: 'login' }));
+      await page.waitForSelector('#loginName');
+      assert.equal(await page.inputValue('#loginName'), bob.loginName);
+      // The real hint still switches.
+      await page.goto(authorizeUrl({ prompt: 'none', id_token_hint: aliceTokens.id_token }));
+      assert.equal((await redeem((await callback(page)).get('code'))).claims.sub, alice.userId);
     });
   });
 

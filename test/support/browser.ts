@@ -305,3 +305,39 @@ export async function startLoginUi<Name extends string>(users: Record<Name, { fi
     throw err;
   }
 }
+
+/**
+ * Starts a code flow of `config` in `page` (PKCE, nonce, `extra` parameters)
+ * and answers `finish`, which waits for the redirect to `rp` and redeems
+ * the code with openid-client.
+ */
+export async function startCodeFlow(page: Page, config: client.Configuration, rp: Pick<RelyingParty, 'callback'>, extra: Record<string, string> = {}) {
+  const pkceCodeVerifier = client.randomPKCECodeVerifier();
+  const expectedNonce = client.randomNonce();
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: rp.callback,
+    scope: 'openid',
+    code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
+    code_challenge_method: 'S256',
+    nonce: expectedNonce,
+    ...extra,
+  });
+  await page.goto(url.href);
+  return async () => client.authorizationCodeGrant(config, await landedOn(page, rp.callback), { pkceCodeVerifier, expectedNonce });
+}
+
+/** Chromium's virtual authenticator (CDP WebAuthn) in `page`: CTAP2, built in, resident keys, user verification that always succeeds. */
+export async function addPasskeyAuthenticator(context: BrowserContext, page: Page): Promise<void> {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+}
