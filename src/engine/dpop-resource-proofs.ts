@@ -29,7 +29,10 @@ export type DpopProofCheck = (ctx: Context, accessToken: string, clientId: strin
 export function dpopProofCheck(engine: EngineHolder): DpopProofCheck {
   return async (ctx, accessToken, clientId) => {
     const provider = engine.provider;
-    const request = engineRequest(provider, ctx);
+    // RFC 9449 4.3: `htu` is this request's URL without query and fragment.
+    const htu = URL.parse(`${ctx.protocol}://${ctx.host}${ctx.path}`)?.href;
+    if (!htu) throw new DpopRefused('the request names no host to check the proof against', 'invalid_dpop_proof');
+    const request = engineRequest(provider, ctx, htu);
     try {
       const proof = await validateDpop(provider, request, accessToken);
       if (!proof) throw new DpopRefused('a DPoP-bound token needs a DPoP proof', 'invalid_dpop_proof');
@@ -45,9 +48,8 @@ export function dpopProofCheck(engine: EngineHolder): DpopProofCheck {
   };
 }
 
-/** The request as the engine's DPoP steps see one: `htu` is this request's URL without query (RFC 9449 4.3). */
-function engineRequest(provider: Provider, ctx: Context): KoaContextWithOIDC {
-  const htu = new URL(`${ctx.origin}${ctx.path}`).href;
+/** The request as the engine's DPoP steps see one. */
+function engineRequest(provider: Provider, ctx: Context, htu: string): KoaContextWithOIDC {
   return {
     method: ctx.method,
     get: (name: string) => ctx.get(name),
