@@ -277,10 +277,14 @@ describe('DPoP', () => {
       const token = await ownerToken();
       assert.equal((await callApi(`Bearer ${token}`)).status, 200);
       const key = await dpopKey();
-      await assertRefused(await callApi(`DPoP ${token}`, await proof(key, { htm: 'GET', htu: signingKeysUrl, ath: ath(token) })), 'unbound as DPoP', 'invalid_token');
+      await assertRefused(
+        await callApi(`DPoP ${token}`, await proof(key, { htm: 'GET', htu: signingKeysUrl, ath: ath(token) })),
+        'unbound as DPoP',
+        'invalid_token',
+      );
     });
 
-    test('bad proofs are 401 naming DPoP: none, wrong htu, wrong htm, no ath, another token\'s ath, a replayed jti, another key, an old iat', async () => {
+    test("bad proofs are 401 naming DPoP: none, wrong htu, wrong htm, no ath, another token's ath, a replayed jti, another key, an old iat", async () => {
       const key = await dpopKey();
       const token = await ownerToken(key);
       const now = Math.floor(Date.now() / 1000);
@@ -294,7 +298,8 @@ describe('DPoP', () => {
         ['an old iat', await proof(key, { htm: 'GET', htu: signingKeysUrl, ath: ath(token), iat: now - 600 })],
         ['garbage', 'not.a.jwt'],
       ];
-      for (const [what, dpop] of cases) await assertRefused(await callApi(`DPoP ${token}`, dpop), what, what === 'an old iat' ? 'use_dpop_nonce' : 'invalid_dpop_proof');
+      for (const [what, dpop] of cases)
+        await assertRefused(await callApi(`DPoP ${token}`, dpop), what, what === 'an old iat' ? 'use_dpop_nonce' : 'invalid_dpop_proof');
 
       const used = await proof(key, { htm: 'GET', htu: signingKeysUrl, ath: ath(token) });
       assert.equal((await callApi(`DPoP ${token}`, used)).status, 200);

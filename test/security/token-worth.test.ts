@@ -147,7 +147,12 @@ describe('token exchange: an ID token is worth what its audience makes it', () =
     const user = await world.createSignInUser(`xavier-${randomUUID().slice(0, 6)}`);
     const signedIn = await world.codeFlow(apiApp, user, 'openid profile');
     assert.ok(signedIn.id_token);
-    expectError(await world.exchange(foreignApp, { subject_token: signedIn.id_token!, subject_token_type: TYPE.idToken }), 400, 'invalid_grant', /not issued to this client/);
+    expectError(
+      await world.exchange(foreignApp, { subject_token: signedIn.id_token!, subject_token_type: TYPE.idToken }),
+      400,
+      'invalid_grant',
+      /not issued to this client/,
+    );
     // Strictly its aud: another app of the same project is not the audience either.
     expectError(await world.exchange(sameProjectApp, { subject_token: signedIn.id_token!, subject_token_type: TYPE.idToken }), 400, 'invalid_grant');
     // Legitimate: the app it was issued to.
@@ -167,13 +172,23 @@ describe('token exchange: an ID token is worth what its audience makes it', () =
       [endUser.userId, endUserIdToken],
       [impersonator.userId, machineIdToken],
     ] as const) {
-      const outcome = await world.exchange(foreignApp, { subject_token: subject, subject_token_type: TYPE.userId, actor_token: actor, actor_token_type: TYPE.idToken });
+      const outcome = await world.exchange(foreignApp, {
+        subject_token: subject,
+        subject_token_type: TYPE.userId,
+        actor_token: actor,
+        actor_token_type: TYPE.idToken,
+      });
       expectError(outcome, 400, 'invalid_request', /ID token is no actor_token/);
     }
     // Legitimate: the impersonator's access token as actor.
     const actorToken = (await world.machineTokens(impersonator, 'openid')).access_token;
     const body = expectTokens(
-      await world.exchange(foreignApp, { subject_token: endUser.userId, subject_token_type: TYPE.userId, actor_token: actorToken, actor_token_type: TYPE.accessToken }),
+      await world.exchange(foreignApp, {
+        subject_token: endUser.userId,
+        subject_token_type: TYPE.userId,
+        actor_token: actorToken,
+        actor_token_type: TYPE.accessToken,
+      }),
     );
     assert.deepEqual((await introspect(foreignApp, body.access_token)).act, { sub: impersonator.userId });
   });
@@ -185,7 +200,9 @@ describe('token exchange: exchanged tokens end with the session of the token the
     const original = await world.codeFlow(apiApp, user, 'openid profile offline_access');
     const exchanged = expectTokens(await world.exchange(apiApp, { subject_token: original.access_token, subject_token_type: TYPE.accessToken }));
     assert.ok(exchanged.refresh_token, 'offline_access passed on: a refresh token too');
-    const viaIdToken = expectTokens(await world.exchange(apiApp, { subject_token: original.access_token, subject_token_type: TYPE.accessToken, scope: 'openid' }));
+    const viaIdToken = expectTokens(
+      await world.exchange(apiApp, { subject_token: original.access_token, subject_token_type: TYPE.accessToken, scope: 'openid' }),
+    );
     for (const token of [original.access_token, exchanged.access_token, viaIdToken.access_token]) {
       assert.equal((await userinfo(token)).status, 200);
       assert.equal((await introspect(apiApp, token)).active, true);
@@ -283,7 +300,10 @@ describe('JWT profile assertions without jti: another spelling is the same asser
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
     const { userId } = await world.admin('POST', '/management/v1/users/machine', { userName: `ec-${randomUUID().slice(0, 6)}`, name: 'ec robot' });
     const pem = publicKey.export({ type: 'spki', format: 'pem' }) as string;
-    const { keyId } = await world.admin('POST', `/management/v1/users/${userId}/keys`, { type: 'KEY_TYPE_JSON', publicKey: Buffer.from(pem).toString('base64') });
+    const { keyId } = await world.admin('POST', `/management/v1/users/${userId}/keys`, {
+      type: 'KEY_TYPE_JSON',
+      publicKey: Buffer.from(pem).toString('base64'),
+    });
     const original = await assertion(userId, privateKey, keyId, 'ES256');
     const [head, claims, signature] = original.split('.') as [string, string, string];
     const bytes = Buffer.from(signature, 'base64url');

@@ -291,7 +291,12 @@ describe('token types (the table of docs/oidc.md)', () => {
       const body = expectTokens(await exchange(app, { subject_token: signedIn.id_token!, subject_token_type: TYPE.idToken }));
       await assertActiveFor(app, body.access_token, user.userId);
       for (const other of [jwtApp, otherApp]) {
-        expectError(await exchange(other, { subject_token: signedIn.id_token!, subject_token_type: TYPE.idToken }), 400, 'invalid_grant', /not issued to this client/);
+        expectError(
+          await exchange(other, { subject_token: signedIn.id_token!, subject_token_type: TYPE.idToken }),
+          400,
+          'invalid_grant',
+          /not issued to this client/,
+        );
       }
       // A machine user's ID token from the JWT profile is for its own pseudo client, no app's.
       expectError(await exchange(app, { subject_token: (await tokensOf(plain)).id_token, subject_token_type: TYPE.idToken }), 400, 'invalid_grant');
@@ -299,7 +304,12 @@ describe('token types (the table of docs/oidc.md)', () => {
 
     test('an ID token is never accepted as actor_token, not even for its own user: invalid_request, whatever the role', async () => {
       const own = await tokensOf(plain);
-      const self = await exchange(app, { subject_token: plain.userId, subject_token_type: TYPE.userId, actor_token: own.id_token, actor_token_type: TYPE.idToken });
+      const self = await exchange(app, {
+        subject_token: plain.userId,
+        subject_token_type: TYPE.userId,
+        actor_token: own.id_token,
+        actor_token_type: TYPE.idToken,
+      });
       expectError(self, 400, 'invalid_request', /access token/);
       const actor = await tokensOf(iamImpersonator);
       const other = await exchange(app, { subject_token: alice, subject_token_type: TYPE.userId, actor_token: actor.id_token, actor_token_type: TYPE.idToken });
@@ -782,7 +792,11 @@ describe('bad requests (RFC 6749 5.2, RFC 8693 2.2.2)', () => {
         [TYPE.accessToken, 'invalid_grant'],
         [TYPE.idToken, 'invalid_request'],
       ] as const) {
-        expectError(await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token: value, actor_token_type: type }), 400, error);
+        expectError(
+          await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token: value, actor_token_type: type }),
+          400,
+          error,
+        );
       }
     }
   });
