@@ -214,6 +214,9 @@ describe('DPoP', () => {
     let signingKeysUrl: string;
     const API_SCOPE = 'openid urn:service:iam:api';
     const ath = (token: string) => createHash('sha256').update(token).digest('base64url');
+    /** A proof for GET /admin/v1/signing_keys with `token`, by `key`; `claims` change any part of it. */
+    const signingKeysProof = (key: KeyPair, token: string, claims: Partial<Parameters<typeof proof>[1]> = {}) =>
+      proof(key, { htm: 'GET', htu: signingKeysUrl, ath: ath(token), ...claims });
 
     before(async () => {
       owner = await machineWithSecret(world.api, 'dpop-owner');
@@ -257,7 +260,7 @@ describe('DPoP', () => {
       const token = await ownerToken(key);
       await assertRefused(await callApi(`Bearer ${token}`), 'bound token as Bearer', 'invalid_token');
       // Nor does a proof make a Bearer presentation of it acceptable.
-      const withProof = await callApi(`Bearer ${token}`, await proof(key, { htm: 'GET', htu: signingKeysUrl, ath: ath(token) }));
+      const withProof = await callApi(`Bearer ${token}`, await signingKeysProof(key, token));
       await assertRefused(withProof, 'bound token as Bearer with a proof', 'invalid_token');
     });
 
@@ -265,7 +268,7 @@ describe('DPoP', () => {
       const key = await dpopKey();
       const token = await ownerToken(key);
       for (let i = 0; i < 2; i++) {
-        const res = await callApi(`DPoP ${token}`, await proof(key, { htm: 'GET', htu: signingKeysUrl, ath: ath(token) }));
+        const res = await callApi(`DPoP ${token}`, await signingKeysProof(key, token));
         assert.equal(res.status, 200, await res.text());
       }
       const management = `${world.issuer}/management/v1/users/${owner.userId}`;
@@ -277,11 +280,7 @@ describe('DPoP', () => {
       const token = await ownerToken();
       assert.equal((await callApi(`Bearer ${token}`)).status, 200);
       const key = await dpopKey();
-      await assertRefused(
-        await callApi(`DPoP ${token}`, await proof(key, { htm: 'GET', htu: signingKeysUrl, ath: ath(token) })),
-        'unbound as DPoP',
-        'invalid_token',
-      );
+      await assertRefused(await callApi(`DPoP ${token}`, await signingKeysProof(key, token)), 'unbound as DPoP', 'invalid_token');
     });
 
     test("bad proofs are 401 naming DPoP: none, wrong htu, wrong htm, no ath, another token's ath, a replayed jti, another key, an old iat", async () => {
@@ -290,27 +289,23 @@ describe('DPoP', () => {
       const now = Math.floor(Date.now() / 1000);
       const cases: Array<[string, string | undefined]> = [
         ['no proof', undefined],
-        ['wrong htu', await proof(key, { htm: 'GET', htu: `${world.issuer}/admin/v1/orgs/_search`, ath: ath(token) })],
-        ['wrong htm', await proof(key, { htm: 'POST', htu: signingKeysUrl, ath: ath(token) })],
+        ['wrong htu', await signingKeysProof(key, token, { htu: `${world.issuer}/admin/v1/orgs/_search` })],
+        ['wrong htm', await signingKeysProof(key, token, { htm: 'POST' })],
         ['missing ath', await proof(key, { htm: 'GET', htu: signingKeysUrl })],
-        ["another token's ath", await proof(key, { htm: 'GET', htu: signingKeysUrl, ath: ath(`${token}x`) })],
+        ["another token's ath", await signingKeysProof(key, token, { ath: ath(`${token}x`) })],
         ['alg none', unsignedProof(key, signingKeysUrl)],
-        ['an old iat', await proof(key, { htm: 'GET', htu: signingKeysUrl, ath: ath(token), iat: now - 600 })],
+        ['an old iat', await signingKeysProof(key, token, { iat: now - 600 })],
         ['garbage', 'not.a.jwt'],
       ];
       for (const [what, dpop] of cases)
         await assertRefused(await callApi(`DPoP ${token}`, dpop), what, what === 'an old iat' ? 'use_dpop_nonce' : 'invalid_dpop_proof');
 
-      const used = await proof(key, { htm: 'GET', htu: signingKeysUrl, ath: ath(token) });
+      const used = await signingKeysProof(key, token);
       assert.equal((await callApi(`DPoP ${token}`, used)).status, 200);
       await assertRefused(await callApi(`DPoP ${token}`, used), 'a replayed jti', 'invalid_dpop_proof');
 
       const other = await dpopKey();
-      await assertRefused(
-        await callApi(`DPoP ${token}`, await proof(other, { htm: 'GET', htu: signingKeysUrl, ath: ath(token) })),
-        'a proof by another key',
-        'invalid_dpop_proof',
-      );
+      await assertRefused(await callApi(`DPoP ${token}`, await signingKeysProof(other, token)), 'a proof by another key', 'invalid_dpop_proof');
     });
 
     test('a proof used at userinfo is not taken again at the admin API: one replay store', async () => {
@@ -336,12 +331,8 @@ describe('DPoP', () => {
         headers: { authorization: `DPoP ${token}`, dpop: await proof(key, { htm: 'GET', htu: userinfoUrl, ath: ath(token!), jti }) },
       });
       assert.equal(atUserinfo.status, 200, await atUserinfo.text());
-      await assertRefused(
-        await callApi(`DPoP ${token}`, await proof(key, { htm: 'GET', htu: signingKeysUrl, ath: ath(token!), jti })),
-        'the same jti at the admin API',
-        'invalid_dpop_proof',
-      );
-      const fresh = await callApi(`DPoP ${token}`, await proof(key, { htm: 'GET', htu: signingKeysUrl, ath: ath(token!) }));
+      await assertRefused(await callApi(`DPoP ${token}`, await signingKeysProof(key, token!, { jti })), 'the same jti at the admin API', 'invalid_dpop_proof');
+      const fresh = await callApi(`DPoP ${token}`, await signingKeysProof(key, token!));
       assert.equal(fresh.status, 200, await fresh.text());
     });
   });
