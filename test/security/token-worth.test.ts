@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { SignJWT, createRemoteJWKSet, jwtVerify } from 'jose';
+import { SignJWT, jwtVerify } from 'jose';
 import { apiClient, request, type ApiResponse } from '../support/api.ts';
 import { basicAuth } from '../support/code-flow.ts';
 import { passwordForm } from '../support/login-form.ts';
@@ -226,28 +226,6 @@ describe('token exchange: exchanged tokens end with the session of the token the
     });
     assert.equal(refreshed.status, 400, refreshed.text);
     assert.equal(refreshed.body.error, 'invalid_grant');
-  });
-
-  test('an ID token issued by such an exchange names the session (sid): what it is exchanged for ends with the session too, and afterwards it is invalid_grant', async () => {
-    const user = await world.createSignInUser(`ida-${randomUUID().slice(0, 6)}`);
-    const original = await world.codeFlow(apiApp, user, 'openid profile');
-    const minted = expectTokens(
-      await world.exchange(apiApp, {
-        subject_token: original.access_token,
-        subject_token_type: TYPE.accessToken,
-        requested_token_type: TYPE.idToken,
-        scope: 'openid',
-      }),
-    );
-    const { payload } = await jwtVerify(minted.access_token, createRemoteJWKSet(new URL(world.metadata.jwks_uri!)), { audience: apiApp.clientId });
-    assert.equal(typeof payload.sid, 'string', 'the minted ID token names the session');
-    const again = expectTokens(await world.exchange(apiApp, { subject_token: minted.access_token, subject_token_type: TYPE.idToken }));
-    assert.equal((await introspect(apiApp, again.access_token)).active, true);
-
-    await world.admin('DELETE', `/management/v1/users/${user.userId}/sessions`);
-
-    assertInactive(await introspect(apiApp, again.access_token), 'exchanged from the minted ID token');
-    expectError(await world.exchange(apiApp, { subject_token: minted.access_token, subject_token_type: TYPE.idToken }), 400, 'invalid_grant', /session/);
   });
 
   test('legitimate: exchanged tokens of another session of the user, and tokens exchanged from a machine token (no session), live on', async () => {

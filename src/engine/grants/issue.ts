@@ -103,12 +103,11 @@ export async function issueAccessToken(ctx: KoaContextWithOIDC, options: IssueOp
 /**
  * The one way our grants mint an ID token: the account's claims of `scope`
  * for the calling client, with `at_hash` of the access token issued beside
- * it, `act` when someone acts for the account (RFC 8693 4.1) and `sid` when
- * it belongs to a browser session.
+ * it and `act` when someone acts for the account (RFC 8693 4.1).
  */
 export async function mintIdToken(
   ctx: KoaContextWithOIDC,
-  options: { accountId: string; scope: string; findAccount: FindAccount; accessToken?: string; act?: { sub: string }; sid?: string },
+  options: { accountId: string; scope: string; findAccount: FindAccount; accessToken?: string; act?: { sub: string } },
 ): Promise<string> {
   const provider = ctx.oidc.provider as Provider;
   const account = await options.findAccount(ctx, options.accountId);
@@ -117,7 +116,6 @@ export async function mintIdToken(
   const idToken = new provider.IdToken({ ...claims, sub: options.accountId }, { ctx, client: ctx.oidc.client! });
   (idToken as unknown as { scope: string }).scope = options.scope;
   if (options.act) idToken.set('act', options.act);
-  if (options.sid) idToken.set('sid', options.sid);
   if (options.accessToken) idToken.set('at_hash', options.accessToken);
   return idToken.issue({ use: 'idtoken' });
 }

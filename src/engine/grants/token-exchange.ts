@@ -15,7 +15,7 @@ import { bindRefreshToken, bindToDpopProof } from './dpop.ts';
 import { invalidGrant } from '../oauth-errors.ts';
 import { TOKEN_EXCHANGE_GRANT } from '../../domain/grant-types.ts';
 import { audienceOf, type TokenLike } from '../token-policies.ts';
-import { liveSessionOf, sessionOfSid, type OriginSession, type SessionBoundToken } from '../exchanged-token-sessions.ts';
+import { liveSessionOf, type SessionBoundToken } from '../exchanged-token-sessions.ts';
 
 export const TOKEN_EXCHANGE_PARAMETERS = [
   'subject_token',
@@ -47,8 +47,6 @@ interface Party {
   kind: 'access_token' | 'id_token' | 'user';
   /** The browser session the token descends from, for an access token that has one. */
   sessionUid?: string;
-  /** The session id an ID token names, when its app's sign-ins carry one. */
-  sid?: string;
 }
 
 interface ExchangeContext {
@@ -106,13 +104,7 @@ async function fromIdToken(x: ExchangeContext, value: string): Promise<Party> {
   if (typ?.toLowerCase() === 'at+jwt' || payload.client_id !== undefined) throw invalidGrant('the token is an access token, not an id_token');
   if (typeof payload.sub !== 'string') throw invalidGrant('id_token has no subject');
   const audience = Array.isArray(payload.aud) ? payload.aud : payload.aud ? [payload.aud] : [];
-  return {
-    userId: payload.sub,
-    scopes: scopesShownBy(payload),
-    audience,
-    kind: 'id_token',
-    ...(typeof payload.sid === 'string' ? { sid: payload.sid } : {}),
-  };
+  return { userId: payload.sub, scopes: scopesShownBy(payload), audience, kind: 'id_token' };
 }
 
 /** The `jwt` subject token type of docs/oidc.md: a JWT the calling client signed with one of its registered keys, naming the subject in `sub`. */
@@ -175,19 +167,6 @@ function checkSubjectFor(client: { clientId: string; project_id?: unknown }, sub
   if (subject.kind !== 'access_token') return;
   if (audience.has(client.clientId) || (typeof client.project_id === 'string' && audience.has(client.project_id))) return;
   throw invalidGrant('the subject_token was not issued to this client or its project');
-}
-
-/**
- * The browser session the new tokens end with (exchanged-token-sessions.ts):
- * that of a subject access token, or the one a subject ID token names with
- * `sid` — which must not have ended.
- */
-async function originSession(x: ExchangeContext, subject: Party, clientId: string): Promise<OriginSession | undefined> {
-  if (subject.kind === 'access_token') return liveSessionOf(x.provider, { accountId: subject.userId, sessionUid: subject.sessionUid });
-  if (subject.kind !== 'id_token' || !subject.sid) return undefined;
-  const session = await sessionOfSid(x.provider, x.db, { sub: subject.userId, aud: clientId, sid: subject.sid });
-  if (!session) throw invalidGrant('the session the id_token was issued in has ended');
-  return session;
 }
 
 /** The actor is an active user. */
@@ -283,19 +262,9 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
     const scopes = grantableScopes(client, grantedScopes(ctx, subject, scopeCeiling(subject, actor)));
     const scope = scopes.join(' ');
     const act = actor && actor.userId !== subject.userId ? { sub: actor.userId } : undefined;
-    const session = await originSession(x, subject, client.clientId);
-    // An ID token issued here names the session too, so exchanging it in turn stays bound.
-    const sid = session?.sidOf(client.clientId);
 
     const idToken = (accessToken?: string) =>
-      mintIdToken(ctx, {
-        accountId: subject.userId,
-        scope,
-        findAccount: deps.findAccount,
-        ...(accessToken ? { accessToken } : {}),
-        ...(act ? { act } : {}),
-        ...(sid ? { sid } : {}),
-      });
+      mintIdToken(ctx, { accountId: subject.userId, scope, findAccount: deps.findAccount, ...(accessToken ? { accessToken } : {}), ...(act ? { act } : {}) });
 
     // An ID token is all the answer: it carries `act` itself, and no grant
     // is stored that no token names.
@@ -306,8 +275,8 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
 
     const refreshes = scopes.includes('offline_access') && client.grantTypeAllowed('refresh_token');
     const { token, grant } = await tokenOnNewGrant(provider, { accountId: subject.userId, client, gty: TOKEN_EXCHANGE_GRANT, scope, refreshable: refreshes });
-    // The new tokens end with the session the subject token came from.
-    const sessionUid = session?.uid;
+    // The new tokens end with the session the subject token came from (exchanged-token-sessions.ts).
+    const sessionUid = await liveSessionOf(provider, { accountId: subject.userId, sessionUid: subject.sessionUid });
     if (sessionUid) (token as unknown as SessionBoundToken).sessionUid = sessionUid;
     if (act || requestedAudience.length)
       await deps.exchanges.remember(
