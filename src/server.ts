@@ -188,7 +188,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           db,
           log,
           settings: orgSettings,
-          verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, db, engineDeps.exchanges)],
+          verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, lookupUser, engineDeps.exchanges)],
           secretKey,
           announce,
           engine,

@@ -27,13 +27,19 @@ function info(reason: string): ApiErrorBody['details'][number] {
 }
 
 /** The one place where errors become status codes and bodies. */
-export function toWire(err: unknown, requestId: string): { status: number; body: ApiErrorBody; authenticate?: boolean; retryAfter?: number } {
+export function toWire(err: unknown, requestId: string): { status: number; body: ApiErrorBody; authenticate?: string; retryAfter?: number } {
   if (err instanceof InvalidArgument) {
     const details = err.violations.length ? [{ '@type': BAD_REQUEST, fieldViolations: err.violations }] : [info('INVALID_ARGUMENT')];
     return { status: 400, body: { code: 3, message: err.message, details } };
   }
   if (err instanceof PayloadTooLarge) return { status: 413, body: { code: 3, message: err.message, details: [info('PAYLOAD_TOO_LARGE')] } };
-  if (err instanceof Unauthenticated) return { status: 401, body: { code: 16, message: err.message, details: [info('UNAUTHENTICATED')] }, authenticate: true };
+  if (err instanceof Unauthenticated) {
+    return {
+      status: 401,
+      body: { code: 16, message: err.message, details: [info('UNAUTHENTICATED')] },
+      authenticate: err.challenge ?? 'Bearer realm="portcullis"',
+    };
+  }
   if (err instanceof PermissionDenied) return { status: 403, body: { code: 7, message: err.message, details: [info('PERMISSION_DENIED')] } };
   if (err instanceof NotFound) return { status: 404, body: { code: 5, message: err.message, details: [info('NOT_FOUND')] } };
   if (err instanceof ResourceExhausted) {
@@ -62,7 +68,7 @@ export function apiErrors(log: Logger): Middleware {
       if (wire.status === 500) log.error({ err, requestId: ctx.state.requestId }, 'admin API error');
       ctx.status = wire.status;
       ctx.body = wire.body;
-      if (wire.authenticate) ctx.set('WWW-Authenticate', 'Bearer realm="portcullis"');
+      if (wire.authenticate) ctx.set('WWW-Authenticate', wire.authenticate);
       if (wire.retryAfter) ctx.set('Retry-After', String(wire.retryAfter));
     }
   };

@@ -6,6 +6,7 @@ import { apiErrors } from './errors.ts';
 import { NotFound } from '../domain/errors.ts';
 import { jsonBody } from './json-body.ts';
 import { authenticate, type TokenVerifier } from './authenticate.ts';
+import { dpopProofCheck } from '../engine/dpop-resource-proofs.ts';
 import { throttledAuthentication } from './throttled.ts';
 import type { AuthThrottle } from '../security/auth-throttle.ts';
 import { orgRoutes } from './orgs.ts';
@@ -67,7 +68,7 @@ export function adminRouter({ db, log, settings, verifiers, secretKey, announce,
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us
   // read a megabyte.
-  router.use(API_PREFIXES, apiErrors(log), throttledAuthentication(authenticate(db, verifiers), throttle), ...jsonBody());
+  router.use(API_PREFIXES, apiErrors(log), throttledAuthentication(authenticate(db, verifiers, dpopProofCheck(engine)), throttle), ...jsonBody());
   for (const resource of resources) {
     // A handler of its own per name: the router runs one handler function
     // once per request, so a shared one would check only the first id.

@@ -20,6 +20,12 @@ export class InvalidArgument extends DomainError {
 
 export class Unauthenticated extends DomainError {
   override name = 'Unauthenticated';
+  /** The `WWW-Authenticate` challenge, when it is not the plain Bearer one. */
+  readonly challenge?: string;
+  constructor(message: string, challenge?: string) {
+    super(message);
+    if (challenge) this.challenge = challenge;
+  }
 }
 
 export class PermissionDenied extends DomainError {

@@ -9,6 +9,7 @@ import { ADAPTER_METHODS } from '../../adapters/instrumented.ts';
 import { digestsEqual, secretDigest } from '../security/secrets.ts';
 import { looksLikeJwt, type JwtAccessTokens, type JwtTokenRecord } from './jwt-access-tokens.ts';
 import { boundKeyStillActive, type KeyBoundToken } from './key-bound-tokens.ts';
+import { originSessionLives, type SessionBoundToken } from './exchanged-token-sessions.ts';
 import type { LogoutDeliveries } from './backchannel-logout.ts';
 
 /**
@@ -92,6 +93,7 @@ export const PATCHED_MEMBERS = [
   'ClientCredentials.prototype.getValueAndPayload',
   'AccessToken.find',
   'ClientCredentials.find',
+  'RefreshToken.find',
   'Client.prototype.backchannelLogout',
   'ReplayDetection.unique',
   'RefreshToken.prototype.consume',
@@ -205,6 +207,20 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
     const token = (await findAccessToken(value, options)) as KeyBoundToken | undefined;
     return token && (await boundKeyStillActive(deps.machineKeys, token)) ? token : undefined;
   };
+
+  // 9a. Access and refresh tokens issued by a token exchange (and refreshed
+  //     from one) are found only while the browser session of the token
+  //     they came from lives (exchanged-token-sessions.ts): they end at its
+  //     logout and when all of the user's sessions are ended. Wraps 9. Only
+  //     such tokens cost a session read.
+  const RefreshTokens = provider.RefreshToken as unknown as TokenClass;
+  for (const model of [AccessToken, RefreshTokens]) {
+    const findBound = model.find.bind(model);
+    model.find = async (value, options) => {
+      const token = (await findBound(value, options)) as SessionBoundToken | undefined;
+      return token && (await originSessionLives(provider, token)) ? token : undefined;
+    };
+  }
 
   // 10. Back-channel logout: the engine awaits every app's answer (up to its
   //     2.5 s timeout each) before the user's logout goes on, and tries

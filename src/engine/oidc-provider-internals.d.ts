@@ -16,6 +16,14 @@ declare module 'oidc-provider/lib/helpers/validate_dpop.js' {
   export function getDpopJwt(provider: Provider, ctx: KoaContextWithOIDC): { payload: { jti: string } } | undefined;
   /** The request's verified DPoP proof (htm, htu, iat or nonce, signature), or undefined when none was sent. */
   export default function validateDpop(provider: Provider, ctx: KoaContextWithOIDC, accessToken?: string): Promise<DpopProof | undefined>;
+  /** Claims the proof's `jti` once (ReplayDetection, under `clientId`); a replay is `ErrorClass`. */
+  export function checkDpopReplay(
+    provider: Provider,
+    ctx: KoaContextWithOIDC,
+    dPoP: DpopProof | undefined,
+    clientId: string,
+    ErrorClass?: new (description: string) => Error,
+  ): Promise<void>;
 }
 
 declare module 'oidc-provider/lib/helpers/grant_common.js' {

@@ -93,7 +93,8 @@ async function releasedClaims(ctx: KoaContextWithOIDC, findAccount: FindAccount,
 }
 
 /**
- * Introspection fields (RFC 7662 2.2, docs/oidc.md) the engine leaves out:
+ * Introspection of a token whose user is no longer active answers
+ * `{"active": false}`; otherwise it adds the fields (RFC 7662 2.2, docs/oidc.md) the engine leaves out:
  * `username` (the login name), `aud` (app and project), `nbf`,
  * `token_type`, and the user claims of the granted scopes, as userinfo
  * would give them.
@@ -117,12 +118,18 @@ export function introspectionDetails(lookup: UserLookup, findAccount: FindAccoun
       ...(token.iat ? { nbf: token.iat } : {}),
     };
     if (subject) {
-      extra.sub = subject;
+      // Tokens end with their user (docs/security.md): a locked, deactivated
+      // or removed user's tokens are inactive. The user is read through the
+      // per-node cache that the lock, unlock and remove commands clear on
+      // every node, so this costs no store round trip of its own.
       const user = await lookup(subject);
-      if (user) {
-        extra.username = loginName(user.user_name, user.primary_domain);
-        if (token.accountId) Object.assign(extra, await releasedClaims(ctx, findAccount, token, user));
+      if (user?.state !== 'active') {
+        ctx.body = { active: false };
+        return;
       }
+      extra.sub = subject;
+      extra.username = loginName(user.user_name, user.primary_domain);
+      if (token.accountId) Object.assign(extra, await releasedClaims(ctx, findAccount, token, user));
     }
     const { [MACHINE_KEY_CLAIM]: _key, ...visible } = body;
     ctx.body = { ...visible, ...extra };

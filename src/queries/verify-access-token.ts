@@ -1,8 +1,7 @@
-import type { Queryable } from '../storage/database.ts';
-import { findUser } from '../storage/users.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
 import { API_SCOPE } from '../engine/claims.ts';
 import { mayHoldApiScope } from '../engine/api-scope.ts';
+import type { UserLookup } from '../engine/accounts.ts';
 import type { ExchangeOutcomes } from '../engine/grants/token-extras.ts';
 import type { TokenOwner } from '../admin/authenticate.ts';
 
@@ -11,6 +10,7 @@ interface EngineToken {
   clientId: string;
   grantId?: string;
   gty?: string;
+  jkt?: string;
   scopes: Set<string>;
 }
 
@@ -20,9 +20,12 @@ interface EngineToken {
  * it (docs/security.md) — from the JWT profile grant, client credentials
  * (the machine user behind the client), a browser login through an opted-in
  * app, or a token exchange. Revoked, expired and logged-out tokens are not
- * found. A token that acts for another user names its actor (`act`).
+ * found, nor tokens of a user who is no longer active: the user is read
+ * through the per-node user cache, which every node clears when a user is
+ * locked, unlocked or removed. A token that acts for another user names its
+ * actor (`act`); a token bound to a DPoP key names the key (`jkt`).
  */
-export function engineTokenVerifier(engine: EngineHolder, db: Queryable, exchanges: ExchangeOutcomes) {
+export function engineTokenVerifier(engine: EngineHolder, lookupUser: UserLookup, exchanges: ExchangeOutcomes) {
   return async (value: string): Promise<TokenOwner | undefined> => {
     const provider = engine.provider;
     const token = ((await provider.AccessToken.find(value)) ?? (await provider.ClientCredentials.find(value))) as unknown as EngineToken | undefined;
@@ -30,9 +33,14 @@ export function engineTokenVerifier(engine: EngineHolder, db: Queryable, exchang
     const client = (await provider.Client.find(token.clientId)) as unknown as { machine_user_id?: string } | undefined;
     if (!mayHoldApiScope(client)) return undefined;
     const userId = token.accountId ?? client?.machine_user_id;
-    const user = userId ? await findUser(db, userId) : undefined;
+    const user = userId ? await lookupUser(userId) : undefined;
     if (user?.state !== 'active') return undefined;
     const exchanged = token.grantId && token.gty?.includes('token-exchange') ? await exchanges.outcomeOf(token.grantId) : undefined;
-    return { userId: user.id, orgId: user.org_id, ...(exchanged?.act ? { impersonatorId: exchanged.act.sub } : {}) };
+    return {
+      userId: user.id,
+      orgId: user.org_id,
+      ...(exchanged?.act ? { impersonatorId: exchanged.act.sub } : {}),
+      ...(token.jkt ? { binding: { jkt: token.jkt, clientId: token.clientId } } : {}),
+    };
   };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import * as client from 'openid-client';
 import { SignJWT, calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import type { Browser } from 'playwright-core';
@@ -205,6 +205,135 @@ describe('DPoP', () => {
       const res = await tokenRequest(tokenUrl, machine, 'not.a.jwt');
       assert.equal(res.status, 400);
       assert.equal(res.body.error, 'invalid_dpop_proof');
+    });
+  });
+
+  describe('the admin and management APIs honour DPoP binding (RFC 9449 7.1)', () => {
+    /** An IAM_OWNER machine user with a client secret: its client_credentials tokens carry the API scope. */
+    let owner: { userId: string; clientId: string; clientSecret: string };
+    let signingKeysUrl: string;
+    const API_SCOPE = 'openid urn:service:iam:api';
+    const ath = (token: string) => createHash('sha256').update(token).digest('base64url');
+    /** A proof for GET /admin/v1/signing_keys with `token`, by `key`; `claims` change any part of it. */
+    const signingKeysProof = (key: KeyPair, token: string, claims: Partial<Parameters<typeof proof>[1]> = {}) =>
+      proof(key, { htm: 'GET', htu: signingKeysUrl, ath: ath(token), ...claims });
+
+    before(async () => {
+      owner = await machineWithSecret(world.api, 'dpop-owner');
+      const member = await world.api('POST', '/admin/v1/members', { userId: owner.userId, roles: ['IAM_OWNER'] });
+      assert.equal(member.status, 200, JSON.stringify(member.body));
+      signingKeysUrl = `${world.issuer}/admin/v1/signing_keys`;
+    });
+
+    /** A client_credentials token of the owner with the API scope, bound to `key` when given. */
+    async function ownerToken(key?: KeyPair): Promise<string> {
+      const res = await fetch(tokenUrl, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: basicAuth(owner.clientId, owner.clientSecret),
+          ...(key ? { dpop: await proof(key, { htm: 'POST', htu: tokenUrl }) } : {}),
+        },
+        body: new URLSearchParams({ grant_type: 'client_credentials', scope: API_SCOPE }),
+      });
+      const body = (await res.json()) as Record<string, any>;
+      assert.equal(res.status, 200, JSON.stringify(body));
+      assert.equal(body.token_type, key ? 'DPoP' : 'Bearer');
+      return body.access_token;
+    }
+
+    function callApi(authorization: string, dpop?: string, url = signingKeysUrl, method = 'GET') {
+      return fetch(url, { method, headers: { authorization, ...(dpop ? { dpop } : {}) } });
+    }
+
+    async function assertRefused(res: Response, what: string, error: string): Promise<void> {
+      const body = await res.text();
+      assert.equal(res.status, 401, `${what}: ${res.status} ${body}`);
+      assert.equal(JSON.parse(body).code, 16, what);
+      const challenge = res.headers.get('www-authenticate') ?? '';
+      assert.match(challenge, /^DPoP /, `${what}: the challenge names DPoP (${challenge})`);
+      assert.match(challenge, new RegExp(`error="${error}"`), `${what}: ${challenge}`);
+    }
+
+    test('the reproduction: a DPoP-bound token of an IAM_OWNER machine user sent as Bearer without a proof is 401, naming DPoP', async () => {
+      const key = await dpopKey();
+      const token = await ownerToken(key);
+      await assertRefused(await callApi(`Bearer ${token}`), 'bound token as Bearer', 'invalid_token');
+      // Nor does a proof make a Bearer presentation of it acceptable.
+      const withProof = await callApi(`Bearer ${token}`, await signingKeysProof(key, token));
+      await assertRefused(withProof, 'bound token as Bearer with a proof', 'invalid_token');
+    });
+
+    test('the legitimate path: Authorization: DPoP with a proof of the bound key is 200, a fresh proof for every request', async () => {
+      const key = await dpopKey();
+      const token = await ownerToken(key);
+      for (let i = 0; i < 2; i++) {
+        const res = await callApi(`DPoP ${token}`, await signingKeysProof(key, token));
+        assert.equal(res.status, 200, await res.text());
+      }
+      const management = `${world.issuer}/management/v1/users/${owner.userId}`;
+      const res = await callApi(`DPoP ${token}`, await proof(key, { htm: 'GET', htu: management, ath: ath(token) }), management);
+      assert.equal(res.status, 200, await res.text());
+    });
+
+    test('an unbound token still works as Bearer, and is refused under the DPoP scheme', async () => {
+      const token = await ownerToken();
+      assert.equal((await callApi(`Bearer ${token}`)).status, 200);
+      const key = await dpopKey();
+      await assertRefused(await callApi(`DPoP ${token}`, await signingKeysProof(key, token)), 'unbound as DPoP', 'invalid_token');
+    });
+
+    test("bad proofs are 401 naming DPoP: none, wrong htu, wrong htm, no ath, another token's ath, a replayed jti, another key, an old iat", async () => {
+      const key = await dpopKey();
+      const token = await ownerToken(key);
+      const now = Math.floor(Date.now() / 1000);
+      const cases: Array<[string, string | undefined]> = [
+        ['no proof', undefined],
+        ['wrong htu', await signingKeysProof(key, token, { htu: `${world.issuer}/admin/v1/orgs/_search` })],
+        ['wrong htm', await signingKeysProof(key, token, { htm: 'POST' })],
+        ['missing ath', await proof(key, { htm: 'GET', htu: signingKeysUrl })],
+        ["another token's ath", await signingKeysProof(key, token, { ath: ath(`${token}x`) })],
+        ['alg none', unsignedProof(key, signingKeysUrl)],
+        ['an old iat', await signingKeysProof(key, token, { iat: now - 600 })],
+        ['garbage', 'not.a.jwt'],
+      ];
+      for (const [what, dpop] of cases)
+        await assertRefused(await callApi(`DPoP ${token}`, dpop), what, what === 'an old iat' ? 'use_dpop_nonce' : 'invalid_dpop_proof');
+
+      const used = await signingKeysProof(key, token);
+      assert.equal((await callApi(`DPoP ${token}`, used)).status, 200);
+      await assertRefused(await callApi(`DPoP ${token}`, used), 'a replayed jti', 'invalid_dpop_proof');
+
+      const other = await dpopKey();
+      await assertRefused(await callApi(`DPoP ${token}`, await signingKeysProof(other, token)), 'a proof by another key', 'invalid_dpop_proof');
+    });
+
+    test('a proof used at userinfo is not taken again at the admin API: one replay store', async () => {
+      // A JWT profile token of the owner (an access token of its user, which userinfo takes), bound to the key.
+      const keyFile = await world.api('POST', `/management/v1/users/${owner.userId}/keys`, { type: 'KEY_TYPE_JSON' });
+      assert.equal(keyFile.status, 200, JSON.stringify(keyFile.body));
+      const key = await dpopKey();
+      const issued = await fetch(tokenUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await proof(key, { htm: 'POST', htu: tokenUrl }) },
+        body: new URLSearchParams({
+          grant_type: JWT_BEARER,
+          assertion: await jwtProfileAssertion(decodeKeyFile(keyFile.body.keyDetails), world.issuer),
+          scope: API_SCOPE,
+        }),
+      });
+      const answer = (await issued.json()) as Record<string, string>;
+      assert.equal(answer.token_type, 'DPoP', JSON.stringify(answer));
+      const token = answer.access_token;
+      const jti = randomUUID();
+      const userinfoUrl = `${world.issuer}/oidc/v1/userinfo`;
+      const atUserinfo = await fetch(userinfoUrl, {
+        headers: { authorization: `DPoP ${token}`, dpop: await proof(key, { htm: 'GET', htu: userinfoUrl, ath: ath(token!), jti }) },
+      });
+      assert.equal(atUserinfo.status, 200, await atUserinfo.text());
+      await assertRefused(await callApi(`DPoP ${token}`, await signingKeysProof(key, token!, { jti })), 'the same jti at the admin API', 'invalid_dpop_proof');
+      const fresh = await callApi(`DPoP ${token}`, await signingKeysProof(key, token!));
+      assert.equal(fresh.status, 200, await fresh.text());
     });
   });
 

@@ -186,23 +186,23 @@ describe('iamApiAccess: only an instance owner sets it, only on apps of the firs
 });
 
 describe('hole 2: token exchange widened scope', () => {
-  test("the admin's ID token (openid only), exchanged by another org's app for openid + API + offline_access: invalid_scope", async () => {
+  test("the admin's ID token (openid only), exchanged by the other org's app it was issued to for openid + API + offline_access: invalid_scope", async () => {
     const signedIn = await world.codeFlow(foreignApp, admin, 'openid');
     assert.ok(signedIn.id_token);
-    const outcome = await world.exchange(foreignApp2, {
+    const outcome = await world.exchange(foreignApp, {
       subject_token: signedIn.id_token!,
       subject_token_type: TYPE.idToken,
       scope: `openid ${API_SCOPE} offline_access`,
     });
     expectError(outcome, 400, 'invalid_scope');
     for (const scope of [API_SCOPE, 'offline_access', 'openid profile']) {
-      expectError(await world.exchange(foreignApp2, { subject_token: signedIn.id_token!, subject_token_type: TYPE.idToken, scope }), 400, 'invalid_scope');
+      expectError(await world.exchange(foreignApp, { subject_token: signedIn.id_token!, subject_token_type: TYPE.idToken, scope }), 400, 'invalid_scope');
     }
   });
 
   test('without a scope parameter the exchange gives openid only, and that token is refused by the admin API', async () => {
     const signedIn = await world.codeFlow(foreignApp, admin, 'openid');
-    const body = expectTokens(await world.exchange(foreignApp2, { subject_token: signedIn.id_token!, subject_token_type: TYPE.idToken }));
+    const body = expectTokens(await world.exchange(foreignApp, { subject_token: signedIn.id_token!, subject_token_type: TYPE.idToken }));
     assert.equal(body.scope, 'openid');
     assert.equal(body.refresh_token, undefined);
     assert.equal((await signingKeysWith(body.access_token)).status, 401);
@@ -289,7 +289,7 @@ describe('hole 3: an end-user impersonator impersonated the admin', () => {
     expectError(outcome, 400, 'invalid_request', /impersonation not permitted/);
   });
 
-  test('an ID token as actor acts only for its own user, never for another', async () => {
+  test('an ID token is no actor, so it acts for no other user', async () => {
     const machineIdToken = (await world.machineTokens(iamImpersonator, 'openid')).id_token;
     const outcome = await world.exchange(consoleLike, {
       subject_token: endUser.userId,

@@ -285,18 +285,32 @@ describe('token types (the table of docs/oidc.md)', () => {
   });
 
   describe('id_token', () => {
-    test('an ID token is accepted as subject_token', async () => {
-      const own = await tokensOf(plain);
-      const body = expectTokens(await exchange(app, { subject_token: own.id_token, subject_token_type: TYPE.idToken }));
-      await assertActiveFor(app, body.access_token, plain.userId);
+    test('an ID token is accepted as subject_token by the app in its aud; by any other app (even of its project) it is invalid_grant', async () => {
+      const user = await world.createSignInUser(`idt-${randomUUID().slice(0, 6)}`);
+      const signedIn = await world.codeFlow(app, user, 'openid profile');
+      const body = expectTokens(await exchange(app, { subject_token: signedIn.id_token!, subject_token_type: TYPE.idToken }));
+      await assertActiveFor(app, body.access_token, user.userId);
+      for (const other of [jwtApp, otherApp]) {
+        expectError(
+          await exchange(other, { subject_token: signedIn.id_token!, subject_token_type: TYPE.idToken }),
+          400,
+          'invalid_grant',
+          /not issued to this client/,
+        );
+      }
+      // A machine user's ID token from the JWT profile is for its own pseudo client, no app's.
+      expectError(await exchange(app, { subject_token: (await tokensOf(plain)).id_token, subject_token_type: TYPE.idToken }), 400, 'invalid_grant');
     });
 
-    test('an ID token is accepted as actor_token for its own user; for another user it proves nothing (invalid_request), whatever the role', async () => {
+    test('an ID token is never accepted as actor_token, not even for its own user: invalid_request, whatever the role', async () => {
       const own = await tokensOf(plain);
-      const self = expectTokens(
-        await exchange(app, { subject_token: plain.userId, subject_token_type: TYPE.userId, actor_token: own.id_token, actor_token_type: TYPE.idToken }),
-      );
-      await assertActiveFor(app, self.access_token, plain.userId);
+      const self = await exchange(app, {
+        subject_token: plain.userId,
+        subject_token_type: TYPE.userId,
+        actor_token: own.id_token,
+        actor_token_type: TYPE.idToken,
+      });
+      expectError(self, 400, 'invalid_request', /access token/);
       const actor = await tokensOf(iamImpersonator);
       const other = await exchange(app, { subject_token: alice, subject_token_type: TYPE.userId, actor_token: actor.id_token, actor_token_type: TYPE.idToken });
       expectError(other, 400, 'invalid_request', /access token/);
@@ -611,8 +625,8 @@ describe('impersonation: a subject other than the actor (docs/security.md)', () 
       await exchange(app, {
         subject_token: await subjectAt(app, plain),
         subject_token_type: TYPE.accessToken,
-        actor_token: own.id_token,
-        actor_token_type: TYPE.idToken,
+        actor_token: own.access_token,
+        actor_token_type: TYPE.accessToken,
       }),
     );
     await assertActiveFor(app, body.access_token, plain.userId);
@@ -772,13 +786,16 @@ describe('bad requests (RFC 6749 5.2, RFC 8693 2.2.2)', () => {
       const withActor = { actor_token: actor, actor_token_type: TYPE.accessToken };
       expectError(await exchange(keyApp, { subject_token: value, subject_token_type: TYPE.jwt, ...withActor }), 400, 'invalid_grant');
     }
-    // And as actor tokens.
+    // And as actor tokens (an ID token is no actor whatever it holds: invalid_request).
     for (const value of [randomBytes(32).toString('base64url'), 'a.b.c', foreign, forged]) {
-      for (const type of [TYPE.accessToken, TYPE.idToken]) {
+      for (const [type, error] of [
+        [TYPE.accessToken, 'invalid_grant'],
+        [TYPE.idToken, 'invalid_request'],
+      ] as const) {
         expectError(
           await exchange(app, { subject_token: subject, subject_token_type: TYPE.accessToken, actor_token: value, actor_token_type: type }),
           400,
-          'invalid_grant',
+          error,
         );
       }
     }

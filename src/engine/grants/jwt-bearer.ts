@@ -72,13 +72,28 @@ async function verifiedAssertion(assertion: string, key: ImportedKey, userId: st
 }
 
 /**
+ * What makes an assertion without `jti` the same assertion: the text its
+ * signature covers (header and claims, as sent). Its signature part is no
+ * name for it: base64url has several spellings of the same bytes (padding,
+ * the unused low bits of the last character) that the verifier decodes
+ * alike, and an ECDSA signature (r, s) has a twin (r, n − s) that verifies
+ * too — each would pass for a new assertion. The signed text cannot be
+ * spelled otherwise without breaking the signature.
+ */
+function signedTextDigest(assertion: string): string {
+  return createHash('sha256')
+    .update(assertion.slice(0, assertion.lastIndexOf('.')))
+    .digest('base64url');
+}
+
+/**
  * RFC 7523 3 (jti): an assertion is used once within its lifetime. One
- * without a `jti` is known by its digest instead, so the same assertion
- * presented again is a replay too (the two kinds cannot collide: a digest
- * id has a prefix a `jti` is not given).
+ * without a `jti` is known by its signed text instead, so the same assertion
+ * presented again, in any spelling, is a replay too (the two kinds cannot
+ * collide: a signed-text id has a prefix a `jti` is not given).
  */
 async function refuseReplay(provider: Provider, userId: string, assertion: string, payload: JWTPayload): Promise<void> {
-  const id = payload.jti === undefined ? `sha256:${createHash('sha256').update(assertion).digest('base64url')}` : `jti:${String(payload.jti)}`;
+  const id = payload.jti === undefined ? `signed:${signedTextDigest(assertion)}` : `jti:${String(payload.jti)}`;
   const unique = await (provider.ReplayDetection as unknown as { unique(iss: string, jti: string, exp: number): Promise<boolean> }).unique(
     userId,
     id,

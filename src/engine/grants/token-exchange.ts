@@ -15,6 +15,7 @@ import { bindRefreshToken, bindToDpopProof } from './dpop.ts';
 import { invalidGrant } from '../oauth-errors.ts';
 import { TOKEN_EXCHANGE_GRANT } from '../../domain/grant-types.ts';
 import { audienceOf, type TokenLike } from '../token-policies.ts';
+import { liveSessionOf, type SessionBoundToken } from '../exchanged-token-sessions.ts';
 
 export const TOKEN_EXCHANGE_PARAMETERS = [
   'subject_token',
@@ -44,6 +45,8 @@ interface Party {
   audience: string[];
   /** Only an access token is a credential of its user: ID tokens are handed to every app a user signs in to. */
   kind: 'access_token' | 'id_token' | 'user';
+  /** The browser session the token descends from, for an access token that has one. */
+  sessionUid?: string;
 }
 
 interface ExchangeContext {
@@ -66,13 +69,14 @@ function param(ctx: KoaContextWithOIDC, name: string): string | undefined {
 
 /** An access token of ours, opaque or JWT, still active; its audience is its app, that app's project and an exchange's requested audience. */
 async function fromAccessToken(x: ExchangeContext, value: string): Promise<Party> {
-  const token = (await x.provider.AccessToken.find(value)) as unknown as (TokenLike & { accountId?: string }) | undefined;
+  const token = (await x.provider.AccessToken.find(value)) as unknown as (TokenLike & SessionBoundToken) | undefined;
   if (!token?.accountId) throw invalidGrant('token is not an active access token of a user');
   return {
     userId: token.accountId,
     scopes: token.scope?.split(' ').filter(Boolean) ?? [],
     audience: (await audienceOf(x.provider, token)) ?? [],
     kind: 'access_token',
+    ...(token.sessionUid ? { sessionUid: token.sessionUid } : {}),
   };
 }
 
@@ -136,35 +140,39 @@ async function resolveSubject(x: ExchangeContext, value: string, type: string, h
   }
 }
 
+/**
+ * The actor proves who acts: only an access token does. An ID token proves
+ * nothing of the kind (every app the user signs in to holds one), not even
+ * for its own user.
+ */
 async function resolveActor(x: ExchangeContext, value: string, type: string | undefined): Promise<Party> {
   if (!type) throw new errors.InvalidRequest('missing required parameter actor_token_type');
   if (type === TYPE.accessToken) return fromAccessToken(x, value);
-  if (type === TYPE.idToken) return fromIdToken(x, value);
+  if (type === TYPE.idToken) throw new errors.InvalidRequest('an ID token is no actor_token: the actor presents an access token');
   throw new errors.InvalidRequest('unsupported actor_token_type');
 }
 
 /**
- * A subject access token is one the calling app was meant to use: issued to
- * it or its project, or exchanged for it as audience. Otherwise any app that
- * saw a token could turn it into one of its own.
+ * A subject token is one the calling app was meant to use. An access token:
+ * issued to the app or its project, or exchanged for it as audience. An ID
+ * token: issued to the app itself (its `aud`, OIDC Core 2), so an app that
+ * was shown another app's ID token cannot turn it into a token of its own.
  */
 function checkSubjectFor(client: { clientId: string; project_id?: unknown }, subject: Party): void {
-  if (subject.kind !== 'access_token') return;
   const audience = new Set(subject.audience);
+  if (subject.kind === 'id_token') {
+    if (audience.has(client.clientId)) return;
+    throw invalidGrant('the id_token was not issued to this client');
+  }
+  if (subject.kind !== 'access_token') return;
   if (audience.has(client.clientId) || (typeof client.project_id === 'string' && audience.has(client.project_id))) return;
   throw invalidGrant('the subject_token was not issued to this client or its project');
 }
 
-/**
- * The actor proves who acts: an access token of an active user. An ID token
- * proves nothing of the kind (every app the user signs in to holds one), so
- * it may only name the subject itself.
- */
-async function checkActor(db: Queryable, actor: Party, subject: Party): Promise<void> {
+/** The actor is an active user. */
+async function checkActor(db: Queryable, actor: Party): Promise<void> {
   const user = await findUser(db, actor.userId);
   if (user?.state !== 'active') throw invalidGrant('the actor is not an active user');
-  if (actor.kind !== 'access_token' && actor.userId !== subject.userId)
-    throw new errors.InvalidRequest('acting for another user needs an access token as actor_token');
 }
 
 /** Acting for another user needs an impersonator role, and reaches end users only (docs/security.md). */
@@ -247,7 +255,7 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
 
     const user = await findUser(deps.db, subject.userId);
     if (user?.state !== 'active') throw invalidGrant('the subject is not an active user');
-    if (actor) await checkActor(deps.db, actor, subject);
+    if (actor) await checkActor(deps.db, actor);
     if (actor && actor.userId !== subject.userId) await checkImpersonation(deps.db, actor.userId, user);
     // Asked-for scopes beyond the ceiling are an error; the API scope for an
     // app that may not hold it is left out silently, as at the authorization endpoint.
@@ -267,6 +275,9 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
 
     const refreshes = scopes.includes('offline_access') && client.grantTypeAllowed('refresh_token');
     const { token, grant } = await tokenOnNewGrant(provider, { accountId: subject.userId, client, gty: TOKEN_EXCHANGE_GRANT, scope, refreshable: refreshes });
+    // The new tokens end with the session the subject token came from (exchanged-token-sessions.ts).
+    const sessionUid = await liveSessionOf(provider, { accountId: subject.userId, sessionUid: subject.sessionUid });
+    if (sessionUid) (token as unknown as SessionBoundToken).sessionUid = sessionUid;
     if (act || requestedAudience.length)
       await deps.exchanges.remember(
         grant.id,
@@ -287,7 +298,15 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
       scope,
     };
     if (refreshes) {
-      const refresh = new provider.RefreshToken({ accountId: subject.userId, client, grantId: grant.id, gty: TOKEN_EXCHANGE_GRANT, scope, rotations: 0 });
+      const refresh = new provider.RefreshToken({
+        accountId: subject.userId,
+        client,
+        grantId: grant.id,
+        gty: TOKEN_EXCHANGE_GRANT,
+        scope,
+        rotations: 0,
+        ...(sessionUid ? { sessionUid } : {}),
+      });
       await bindRefreshToken(ctx, token, refresh);
       body.refresh_token = await refresh.save();
     }
