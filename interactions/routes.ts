@@ -13,6 +13,7 @@ import { PAGE_HEADERS } from '../src/engine/pages.ts';
 import { liveBrowserAccounts, readBrowserAccounts } from '../src/engine/browser-accounts.ts';
 import { addGrantableScopes } from '../src/engine/api-scope.ts';
 import { saveGrantChange } from '../src/engine/sign-in-policy.ts';
+import { acrOf } from '../src/engine/acr.ts';
 import type { EffectivePolicy } from '../src/queries/policy-cache.ts';
 import { LOGIN_POLICY } from '../src/domain/policies/login.ts';
 import { findUser } from '../src/storage/users.ts';
@@ -29,6 +30,7 @@ import { humanSchema } from '../src/admin/schemas.ts';
 import type { HumanInput } from '../src/commands/setup-org.ts';
 import { CATALOGUES, chooseLanguage, translate } from './i18n.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
+import { dropUnstorableFields } from './form-input.ts';
 import { passkeyError, securityRoutes } from './security.ts';
 import { authenticationCeremony, completeAuthentication, relyingPartyOf } from '../src/commands/passkeys.ts';
 import { secondFactorsOf } from '../src/storage/second-factors.ts';
@@ -193,15 +195,12 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     // engine resumes, so a consent prompt (the one offline_access asks for)
     // would only cost the browser another round trip through this UI.
     const methods = amr ?? ['pwd'];
-    // acr "mfa" (docs/oidc.md): what acr_values=mfa asks for, said of every
-    // login with a second factor, and of a passkey with user verification
-    // (something held and something known or been).
-    const multiFactor = methods.includes('mfa') || (methods.includes('hwk') && methods.includes('user'));
     await finish(ctx, loaded, {
       ...extra,
       select_account: {},
       consent: {},
-      login: { accountId, remember: true, amr: methods, ...(multiFactor ? { acr: 'mfa' } : {}) },
+      // The acr the login achieved (src/engine/acr.ts), in the ID token whether or not acr_values asked.
+      login: { accountId, remember: true, amr: methods, acr: acrOf(methods) },
     });
   }
 
@@ -299,6 +298,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       },
     }),
   );
+  router.use(dropUnstorableFields);
 
   /** POSTs must carry the interaction's CSRF token. */
   function checkCsrf(ctx: Context, loaded: Loaded): boolean {
@@ -561,6 +561,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     if (!orgId) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.error), 400);
     if (!(await canRegister(loaded))) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.registrationClosed), 403);
     if (Object.keys(errors).length) return render(ctx, registrationPage(loaded.page, { ...values, errors }, minPassword));
+    if (registrationBlocked(ctx, loaded)) return;
     let userId: string;
     try {
       const human = parseHuman({
@@ -571,8 +572,10 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       });
       userId = await registerHuman(deps.db, deps.orgSettings, orgId, human);
     } catch (err) {
-      if (err instanceof AlreadyExists)
+      if (err instanceof AlreadyExists) {
+        await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
         return render(ctx, registrationPage(loaded.page, { ...values, errors: { email: loaded.page.t.accountExists } }, minPassword));
+      }
       if (err instanceof InvalidArgument) return render(ctx, registrationPage(loaded.page, { ...values, errors: formErrors(loaded.page, err) }, minPassword));
       throw err;
     }
@@ -580,6 +583,19 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   });
 
   return router;
+
+  /**
+   * "This login name is not available" tells that an account exists, so it
+   * counts as a failed authentication of the address (docs/security.md): an
+   * address past the limit gets the 429 page instead of more answers.
+   */
+  function registrationBlocked(ctx: Context, loaded: Loaded): boolean {
+    const wait = deps.throttle?.retryAfterOf(ctx.req);
+    if (wait === undefined) return false;
+    ctx.set('Retry-After', String(wait));
+    render(ctx, messagePage(loaded.page.lang, loaded.page.t, translate(loaded.page.t, 'tooManyAttempts', { seconds: wait })), 429);
+    return true;
+  }
 
   function registrationErrors(page: PageContext, values: RegistrationValues, password: string, repeat: string): NonNullable<RegistrationValues['errors']> {
     const errors: NonNullable<RegistrationValues['errors']> = {};

@@ -171,6 +171,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       metrics,
       issuer: config.issuer,
       trustProxy: config.trustProxy,
+      postMethods: config.enableHttpPostMethods,
       engine,
       routers: [
         healthRoutes(dependencies, () => stopping),
