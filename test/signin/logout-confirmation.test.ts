@@ -99,7 +99,7 @@ describe('logout confirmation, in Chromium', { skip: needsChromium }, () => {
     assert.equal((await silentAuthorization(page)).get('error'), 'login_required');
   });
 
-  test('the confirmation is a form with the engine\'s CSRF field; a cross-site POST to the confirm step without it signs nobody out', async (t) => {
+  test("the confirmation is a form with the engine's CSRF field; a cross-site POST to the confirm step without it signs nobody out", async (t) => {
     const { page, accessToken } = await signedIn(t);
     await page.goto(`${world.issuer}/oidc/v1/end_session?client_id=${encodeURIComponent(config.clientMetadata().client_id)}`);
     const form = page.locator('form[method="post"]');
