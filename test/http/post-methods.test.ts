@@ -170,4 +170,10 @@ describe('POST at authorize and end_session with the setting on, behind TLS, in 
     assert.equal(userinfo.status, 401, 'the session ended');
     await page.close();
   });
+
+  test('another method at authorize names POST among the allowed ones', async () => {
+    const answer = await fetch(`${world.server.url}/oauth/v2/authorize`, { method: 'PUT' });
+    assert.equal(answer.status, 405);
+    assert.equal(answer.headers.get('allow'), 'GET, HEAD, POST');
+  });
 });
