@@ -336,7 +336,9 @@ describe('bad queries', () => {
     const events = '/admin/v1/events/_search';
     assertInvalid(await search(events, { queries: [{ creationDateQuery: { from: '0000-01-01T00:00:00Z' } }] }), ['queries[0].creationDateQuery.from']);
     assertInvalid(
-      await search(events, { queries: [{ eventTypesQuery: { types: ['org.added'] } }, { creationDateQuery: { from: '2001-01-01T00:00:00Z', to: '0000-12-31T23:59:59+01:00' } }] }),
+      await search(events, {
+        queries: [{ eventTypesQuery: { types: ['org.added'] } }, { creationDateQuery: { from: '2001-01-01T00:00:00Z', to: '0000-12-31T23:59:59+01:00' } }],
+      }),
       ['queries[1].creationDateQuery.to'],
     );
     const bounds = await search(events, { queries: [{ creationDateQuery: { from: '0001-01-01T00:00:00Z', to: '9999-12-31T23:59:59Z' } }] });

@@ -34,7 +34,12 @@ describe('X-Content-Type-Options: nosniff', () => {
     ['key set', () => fetch(`${server.url}/oauth/v2/keys`), 200],
     [
       'token endpoint error',
-      () => fetch(`${server.url}/oauth/v2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=password' }),
+      () =>
+        fetch(`${server.url}/oauth/v2/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'grant_type=password',
+        }),
       401,
     ],
     ['userinfo error', () => fetch(`${server.url}/oidc/v1/userinfo`, { headers: { authorization: 'Bearer nope' } }), 401],

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ok, startTokenWorld, type TokenWorld } from '../support/tokens.ts';
+import { interactionPage, LOGIN_FORM_REDIRECT, loginFormApp, postStep } from '../support/login-form.ts';
 
 // A NUL in any parameter (docs/security.md, hostile input): PostgreSQL and
 // PGlite refuse \u0000 in text, so a NUL that reached a stored record (an
@@ -9,7 +10,7 @@ import { ok, startTokenWorld, type TokenWorld } from '../support/tokens.ts';
 // form drops such a field, and the page answers as for an empty one. Run it
 // on both stores: with DATABASE_URL and REDIS_URL, and without (embedded).
 
-const REDIRECT = 'http://localhost:1/cb';
+const REDIRECT = LOGIN_FORM_REDIRECT;
 const HTML = { accept: 'text/html' };
 
 describe('a NUL in a parameter', () => {
@@ -20,17 +21,7 @@ describe('a NUL in a parameter', () => {
 
   before(async () => {
     world = await startTokenWorld({ AUTH_FAILURE_LIMIT: '0' });
-    const projectId = await world.createProject('nul');
-    const app = await world.createApp(projectId, {
-      redirectUris: [REDIRECT],
-      responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
-      grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
-      appType: 'OIDC_APP_TYPE_WEB',
-      authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
-      devMode: true,
-    });
-    clientId = app.clientId;
-    clientSecret = app.clientSecret!;
+    ({ clientId, clientSecret } = await loginFormApp(world, 'nul'));
     await ok(
       world.api('POST', '/management/v1/users/human', {
         userName: 'nully',
@@ -47,7 +38,15 @@ describe('a NUL in a parameter', () => {
   });
 
   function authorizeUrl(extra: Record<string, string> = {}): string {
-    const params = new URLSearchParams({ client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's', nonce: 'n', ...extra });
+    const params = new URLSearchParams({
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid',
+      state: 's',
+      nonce: 'n',
+      ...extra,
+    });
     return `${world.server.url}/oauth/v2/authorize?${params}`;
   }
 
@@ -61,7 +60,7 @@ describe('a NUL in a parameter', () => {
         assert.match(page.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
         const json = await fetch(authorizeUrl({ [name]: 'a\u0000b' }), { redirect: 'manual' });
         assert.equal(json.status, 400);
-        assert.equal((await json.json()).error, 'invalid_request');
+        assert.equal(((await json.json()) as { error?: string }).error, 'invalid_request');
       });
     }
 
@@ -82,39 +81,20 @@ describe('a NUL in a parameter', () => {
       body: 'access_token=abc%00def',
     });
     assert.equal(userinfo.status, 400);
-    assert.equal((await userinfo.json()).error, 'invalid_request');
+    assert.equal(((await userinfo.json()) as { error?: string }).error, 'invalid_request');
     const token = await fetch(`${world.server.url}/oauth/v2/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}` },
       body: 'grant_type=authorization_code&code=a%00b&redirect_uri=x',
     });
     assert.equal(token.status, 400);
-    assert.equal((await token.json()).error, 'invalid_request');
+    assert.equal(((await token.json()) as { error?: string }).error, 'invalid_request');
   });
 
   describe('on the login pages', () => {
-    /** A fresh interaction: its id, cookies and the form's CSRF token. */
-    async function loginPage(): Promise<{ action: string; cookie: string; csrf: string }> {
-      const start = await fetch(authorizeUrl(), { redirect: 'manual' });
-      const location = start.headers.get('location')!;
-      const cookie = start.headers
-        .getSetCookie()
-        .map((c) => c.split(';')[0])
-        .join('; ');
-      const page = await fetch(`${world.server.url}${location}`, { headers: { cookie } });
-      const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1]!;
-      return { action: `${world.server.url}${location}`, cookie, csrf };
-    }
-
     async function post(step: string, fields: Record<string, string>) {
-      const { action, cookie, csrf } = await loginPage();
-      const answer = await fetch(`${action}/${step}`, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ csrf, ...fields }),
-      });
-      return { status: answer.status, text: await answer.text(), location: answer.headers.get('location') };
+      const answer = await postStep(await interactionPage(world.server.url, clientId), step, fields);
+      return { status: answer.status, text: answer.text };
     }
 
     test('a NUL in the login name posted to the password step: the page says the credentials are wrong, not 500', async () => {

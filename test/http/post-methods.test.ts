@@ -62,7 +62,7 @@ describe('POST at authorize and end_session while the setting is off', () => {
           .map((m) => m.trim()),
         ['GET', 'HEAD'],
       );
-      assert.equal((await answer.json()).error, 'invalid_request');
+      assert.equal(((await answer.json()) as { error?: string }).error, 'invalid_request');
       const get = await fetch(`${server.url}${path}?client_id=unknown`, { redirect: 'manual' });
       assert.notEqual(get.status, 405);
       assert.notEqual(get.status, 404);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ok, startTokenWorld, type TokenWorld } from '../support/tokens.ts';
+import { interactionPage, loginFormApp, postStep } from '../support/login-form.ts';
 
 // Self-registration's "this login name is not available" says an account
 // exists: it counts towards the per-address throttle like a failed login
@@ -8,7 +9,6 @@ import { ok, startTokenWorld, type TokenWorld } from '../support/tokens.ts';
 // the 429 page, on the registration and the login page alike.
 
 const LIMIT = 3;
-const REDIRECT = 'http://localhost:1/cb';
 
 describe('registration answers and the address throttle', () => {
   let world: TokenWorld;
@@ -16,16 +16,7 @@ describe('registration answers and the address throttle', () => {
 
   before(async () => {
     world = await startTokenWorld({ AUTH_FAILURE_LIMIT: String(LIMIT), AUTH_FAILURE_WINDOW: '600' });
-    const projectId = await world.createProject('signup');
-    const app = await world.createApp(projectId, {
-      redirectUris: [REDIRECT],
-      responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
-      grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
-      appType: 'OIDC_APP_TYPE_WEB',
-      authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
-      devMode: true,
-    });
-    clientId = app.clientId;
+    ({ clientId } = await loginFormApp(world, 'signup'));
     await ok(
       world.api('POST', '/management/v1/users/human', {
         userName: 'taken@example.test',
@@ -41,30 +32,18 @@ describe('registration answers and the address throttle', () => {
     await world?.stop();
   });
 
-  /** The registration form of a fresh authorization with prompt=create: where it posts, its cookies and CSRF token. */
-  async function registrationForm(): Promise<{ action: string; cookie: string; csrf: string }> {
-    const params = new URLSearchParams({ client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', prompt: 'create', state: 's' });
-    const start = await fetch(`${world.server.url}/oauth/v2/authorize?${params}`, { redirect: 'manual' });
-    assert.equal(start.status, 303);
-    const location = start.headers.get('location')!;
-    const cookie = start.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const page = await fetch(`${world.server.url}${location}`, { headers: { cookie } });
-    const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1]!;
-    return { action: `${world.server.url}${location}`, cookie, csrf };
-  }
+  /** The registration form of a fresh authorization with prompt=create. */
+  const registrationForm = () => interactionPage(world.server.url, clientId, { prompt: 'create', state: 's' });
 
-  async function register(email: string): Promise<{ status: number; text: string; retryAfter: string | null }> {
-    const { action, cookie, csrf } = await registrationForm();
-    const answer = await fetch(`${action}/register`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ csrf, givenName: 'Eve', familyName: 'Probe', email, password: 'Probe-Passw0rd', passwordRepeat: 'Probe-Passw0rd' }),
+  async function register(email: string) {
+    const answer = await postStep(await registrationForm(), 'register', {
+      givenName: 'Eve',
+      familyName: 'Probe',
+      email,
+      password: 'Probe-Passw0rd',
+      passwordRepeat: 'Probe-Passw0rd',
     });
-    return { status: answer.status, text: await answer.text(), retryAfter: answer.headers.get('retry-after') };
+    return { status: answer.status, text: answer.text, retryAfter: answer.headers.get('retry-after') };
   }
 
   test('a registration with a free login name goes through and counts nothing', async () => {
@@ -87,13 +66,7 @@ describe('registration answers and the address throttle', () => {
     const other = await register('also-free@example.test');
     assert.equal(other.status, 429, 'a blocked address registers nothing, whatever the name');
 
-    const { action, cookie, csrf } = await registrationForm();
-    const login = await fetch(`${action}/password`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ csrf, loginName: 'taken@example.test', password: 'Taken-Passw0rd' }),
-    });
+    const login = await postStep(await registrationForm(), 'password', { loginName: 'taken@example.test', password: 'Taken-Passw0rd' });
     assert.equal(login.status, 429, 'the same throttle as failed logins');
   });
 });
