@@ -10,6 +10,7 @@ import type { JwtAccessTokens } from './jwt-access-tokens.ts';
 import type { EngineRule } from './rule-dispatch.ts';
 import { invalidClient, invalidGrant, renderOAuthError } from './oauth-errors.ts';
 import { formBody, isFormPost } from './request-form.ts';
+import { promptAskingConsent } from './sign-in-policy.ts';
 
 // Rules for the requests clients send to the token, introspection,
 // revocation, pushed authorization request and device authorization endpoints: we read the form body first (bounded), apply the
@@ -155,9 +156,9 @@ const pushedAuthorizationForm = formRule((_ctx, params, method) => {
   if (params.request_uri !== undefined) throw new errors.InvalidRequest('request_uri must not be used at the pushed authorization request endpoint');
   const scope = typeof params.scope === 'string' ? params.scope.split(' ') : [];
   if (typeof params.scope === 'string' && !scope.includes('openid')) throw new errors.InvalidScope('openid scope must be requested', 'openid');
-  const prompt = typeof params.prompt === 'string' ? params.prompt.split(' ').filter(Boolean) : [];
-  if (!scope.includes('offline_access') || prompt.includes('none') || prompt.includes('consent')) return false;
-  params.prompt = [...prompt, 'consent'].join(' ');
+  const prompt = promptAskingConsent(params);
+  if (!prompt) return false;
+  params.prompt = prompt;
   return true;
 });
 

@@ -1,9 +1,11 @@
+import querystring from 'node:querystring';
 import type Provider from 'oidc-provider';
 import type { Grant, KoaContextWithOIDC } from 'oidc-provider';
 import { decodeJwt } from 'jose';
 import { forgetAccount, liveBrowserAccounts, readBrowserAccounts, rememberAccount, writeBrowserAccounts } from './browser-accounts.ts';
 import type { EngineRule } from './rule-dispatch.ts';
 import { addGrantableScopes } from './api-scope.ts';
+import { formBody, isFormPost } from './request-form.ts';
 
 /**
  * First-party apps need no consent screen (docs/oidc.md): the grant of the
@@ -64,14 +66,23 @@ export async function expiresWithSession(_ctx: KoaContextWithOIDC, token: { kind
  */
 export const offlineAccessAsksConsent: EngineRule = async (ctx, next) => {
   if (ctx.method === 'GET') {
-    const scope = typeof ctx.query.scope === 'string' ? ctx.query.scope.split(' ') : [];
-    const prompt = typeof ctx.query.prompt === 'string' ? ctx.query.prompt.split(' ').filter(Boolean) : [];
-    if (scope.includes('offline_access') && !prompt.includes('none') && !prompt.includes('consent')) {
-      ctx.query = { ...ctx.query, prompt: [...prompt, 'consent'].join(' ') };
-    }
+    const prompt = promptAskingConsent(ctx.query);
+    if (prompt) ctx.query = { ...ctx.query, prompt };
+  } else if (isFormPost(ctx)) {
+    // POST at authorization (ENABLE_HTTP_POST_METHODS): the engine reads the form as changed here.
+    const params = querystring.parse(await formBody(ctx));
+    const prompt = promptAskingConsent(params);
+    if (prompt) (ctx.req as { body?: string }).body = querystring.stringify({ ...params, prompt });
   }
   await next();
 };
+
+/** The prompt with consent added, when offline_access is asked for without it (and not with prompt=none). */
+export function promptAskingConsent(params: querystring.ParsedUrlQuery): string | undefined {
+  const scope = typeof params.scope === 'string' ? params.scope.split(' ') : [];
+  const prompt = typeof params.prompt === 'string' ? params.prompt.split(' ').filter(Boolean) : [];
+  return scope.includes('offline_access') && !prompt.includes('none') && !prompt.includes('consent') ? [...prompt, 'consent'].join(' ') : undefined;
+}
 
 /**
  * A hint names a user (id_token_hint at authorize and end_session): when the

@@ -135,13 +135,14 @@ describe('POST at authorize and end_session with the setting on, behind TLS, in 
 
   test('a form POST to the authorization endpoint signs in; the code is redeemed by openid-client; the session cookie is SameSite=None and Secure', async () => {
     const page = await context.newPage();
-    const { fields, checks } = await authorizationFields();
+    const { fields, checks } = await authorizationFields({ scope: 'openid profile offline_access' });
     await page.goto(postFrom('login', `${world.issuer}/oauth/v2/authorize`, fields));
     await page.click('#go');
     await signIn(page, user);
     const landed = await landedOn(page, rp.callback);
     const tokens = await client.authorizationCodeGrant(config, landed, checks);
     assert.equal(tokens.claims()!.sub, user.userId);
+    assert.ok(tokens.refresh_token, 'offline_access asked for in the form gives a refresh token, as with GET');
 
     const session = (await context.cookies(world.issuer)).find((c) => c.name === '_session');
     assert.ok(session, 'the engine session cookie is set');
