@@ -119,6 +119,17 @@ export interface ConfigResult extends Omit<Config, 'masterKey' | 'instanceDomain
   webauthnRpId: string;
 }
 
+/**
+ * A cross-site form POST carries only SameSite=None cookies, which browsers
+ * accept only as Secure: the engine's POST methods need an https issuer.
+ */
+function checkPostMethods(enabled: boolean, issuer: string): void {
+  if (enabled && new URL(issuer).protocol !== 'https:')
+    throw new ConfigError(
+      `ENABLE_HTTP_POST_METHODS needs an https ISSUER: its session cookie is SameSite=None, which browsers accept only as Secure (got "${issuer}")`,
+    );
+}
+
 /** WebAuthn 5.1.3: the relying-party id is the origin's host or a registrable suffix of it; browsers refuse anything else. */
 function checkRpId(rpId: string | undefined, issuer: string): string {
   const host = new URL(issuer).hostname.toLowerCase();
@@ -163,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
   checkUrl('REDIS_URL', config.redisUrl);
   checkRedisTopology(config);
   const issuer = checkIssuer(config.issuer ?? `http://localhost:${config.port}`);
+  checkPostMethods(config.enableHttpPostMethods, issuer);
   const masterKey = config.masterKey === undefined ? undefined : decodeMasterKey(config.masterKey);
   const instanceDomain = (config.instanceDomain ?? new URL(issuer).hostname).toLowerCase();
   return { ...config, issuer, masterKey, instanceDomain, webauthnRpId: checkRpId(config.webauthnRpId, issuer) };

@@ -31,6 +31,7 @@ export interface Config {
   redisPrefix: string;
   masterKey?: string;
   trustProxy: boolean;
+  enableHttpPostMethods: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   jwksMaxAge: number;
   accessTokenLifetime: number;
@@ -141,6 +142,13 @@ export const settings: Setting[] = [
     secret: true,
   },
   { key: 'trustProxy', env: 'TRUST_PROXY', schema: { type: 'boolean', default: false }, description: 'Honour `X-Forwarded-*` from a TLS-terminating proxy' },
+  {
+    key: 'enableHttpPostMethods',
+    env: 'ENABLE_HTTP_POST_METHODS',
+    schema: { type: 'boolean', default: false },
+    description:
+      'Accept POST at `/oauth/v2/authorize` and `/oidc/v1/end_session` (OIDC Core 3.1.2.1); the session cookie becomes `SameSite=None`, so it needs an https ISSUER. Off: POST there is 405',
+  },
   {
     key: 'logLevel',
     env: 'LOG_LEVEL',

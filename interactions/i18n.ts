@@ -84,6 +84,12 @@ const en = {
   or: 'or',
   noFactorAllowed: 'This sign-in needs a second factor, but none is allowed for your organization. Ask your administrator.',
   passkeyNotAllowed: 'Signing in with a passkey alone is not allowed here. Sign in with your login name and password.',
+  logoutTitle: 'Sign out?',
+  logoutQuestion: 'Do you want to sign out of Portcullis? You will be signed out of the applications you used with it in this browser.',
+  logoutIgnore: 'If you did not ask to sign out, close this page: you stay signed in.',
+  loggingOut: 'Signing out…',
+  loggedOutTitle: 'You are signed out',
+  loggedOut: 'You can close this window.',
 } as const;
 
 export type Messages = Record<keyof typeof en, string>;
@@ -173,6 +179,12 @@ const de: Messages = {
   or: 'oder',
   noFactorAllowed: 'Diese Anmeldung erfordert einen zweiten Faktor, für Ihre Organisation ist aber keiner erlaubt. Wenden Sie sich an Ihre Administration.',
   passkeyNotAllowed: 'Die Anmeldung nur mit einem Passkey ist hier nicht erlaubt. Melden Sie sich mit Loginname und Passwort an.',
+  logoutTitle: 'Abmelden?',
+  logoutQuestion: 'Möchten Sie sich von Portcullis abmelden? Sie werden von den Anwendungen abgemeldet, die Sie in diesem Browser damit verwendet haben.',
+  logoutIgnore: 'Wenn Sie sich nicht abmelden wollten, schließen Sie diese Seite: Sie bleiben angemeldet.',
+  loggingOut: 'Abmeldung läuft…',
+  loggedOutTitle: 'Sie sind abgemeldet',
+  loggedOut: 'Sie können dieses Fenster schließen.',
 };
 
 export const CATALOGUES: Record<string, Messages> = { en, de };

@@ -13,6 +13,7 @@ import { PAGE_HEADERS } from '../src/engine/pages.ts';
 import { liveBrowserAccounts, readBrowserAccounts } from '../src/engine/browser-accounts.ts';
 import { addGrantableScopes } from '../src/engine/api-scope.ts';
 import { saveGrantChange } from '../src/engine/sign-in-policy.ts';
+import { acrOf } from '../src/engine/acr.ts';
 import type { EffectivePolicy } from '../src/queries/policy-cache.ts';
 import { LOGIN_POLICY } from '../src/domain/policies/login.ts';
 import { findUser } from '../src/storage/users.ts';
@@ -29,6 +30,7 @@ import { humanSchema } from '../src/admin/schemas.ts';
 import type { HumanInput } from '../src/commands/setup-org.ts';
 import { CATALOGUES, chooseLanguage, translate } from './i18n.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
+import { dropUnstorableFields } from './form-input.ts';
 import { passkeyError, securityRoutes } from './security.ts';
 import { authenticationCeremony, completeAuthentication, completeRegistration, registrationCeremony, relyingPartyOf } from '../src/commands/passkeys.ts';
 import { secondFactorRequired, type ForcedMfa } from '../src/engine/second-factor-rule.ts';
@@ -59,6 +61,8 @@ export interface InteractionDeps {
   orgSettings: OrgSettings;
   csrfKey: Buffer;
   sessionLifetime: number;
+  /** SameSite of the engine's session cookie (none while ENABLE_HTTP_POST_METHODS lets apps POST cross-site). */
+  sessionSameSite: 'lax' | 'none';
   metrics?: Metrics;
   /** Counts wrong passwords and unknown login names per client address. */
   throttle?: AuthThrottle;
@@ -198,15 +202,12 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     // engine resumes, so a consent prompt (the one offline_access asks for)
     // would only cost the browser another round trip through this UI.
     const methods = amr ?? ['pwd'];
-    // acr "mfa" (docs/oidc.md): what acr_values=mfa asks for, said of every
-    // login with a second factor, and of a passkey with user verification
-    // (something held and something known or been).
-    const multiFactor = methods.includes('mfa') || (methods.includes('hwk') && methods.includes('user'));
     await finish(ctx, loaded, {
       ...extra,
       select_account: {},
       consent: {},
-      login: { accountId, remember: true, amr: methods, ...(multiFactor ? { acr: 'mfa' } : {}) },
+      // The acr the login achieved (src/engine/acr.ts), in the ID token whether or not acr_values asked.
+      login: { accountId, remember: true, amr: methods, acr: acrOf(methods) },
     });
   }
 
@@ -219,7 +220,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     const own = live.find((a) => a.accountId === accountId);
     pctx.cookies.set(provider.cookieName('session'), own ? own.sessionId : null, {
       httpOnly: true,
-      sameSite: 'lax',
+      sameSite: deps.sessionSameSite,
       path: '/',
       maxAge: deps.sessionLifetime * 1000,
     });
@@ -304,6 +305,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       },
     }),
   );
+  router.use(dropUnstorableFields);
 
   /** POSTs must carry the interaction's CSRF token. */
   function checkCsrf(ctx: Context, loaded: Loaded): boolean {
@@ -630,6 +632,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     if (!orgId) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.error), 400);
     if (!(await canRegister(loaded))) return render(ctx, messagePage(loaded.page.lang, loaded.page.t, loaded.page.t.registrationClosed), 403);
     if (Object.keys(errors).length) return render(ctx, registrationPage(loaded.page, { ...values, errors }, minPassword));
+    if (registrationBlocked(ctx, loaded)) return;
     let userId: string;
     try {
       const human = parseHuman({
@@ -640,8 +643,10 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       });
       userId = await registerHuman(deps.db, deps.orgSettings, orgId, human);
     } catch (err) {
-      if (err instanceof AlreadyExists)
+      if (err instanceof AlreadyExists) {
+        await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
         return render(ctx, registrationPage(loaded.page, { ...values, errors: { email: loaded.page.t.accountExists } }, minPassword));
+      }
       if (err instanceof InvalidArgument) return render(ctx, registrationPage(loaded.page, { ...values, errors: formErrors(loaded.page, err) }, minPassword));
       throw err;
     }
@@ -654,6 +659,19 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   });
 
   return router;
+
+  /**
+   * "This login name is not available" tells that an account exists, so it
+   * counts as a failed authentication of the address (docs/security.md): an
+   * address past the limit gets the 429 page instead of more answers.
+   */
+  function registrationBlocked(ctx: Context, loaded: Loaded): boolean {
+    const wait = deps.throttle?.retryAfterOf(ctx.req);
+    if (wait === undefined) return false;
+    ctx.set('Retry-After', String(wait));
+    render(ctx, messagePage(loaded.page.lang, loaded.page.t, translate(loaded.page.t, 'tooManyAttempts', { seconds: wait })), 429);
+    return true;
+  }
 
   function registrationErrors(page: PageContext, values: RegistrationValues, password: string, repeat: string): NonNullable<RegistrationValues['errors']> {
     const errors: NonNullable<RegistrationValues['errors']> = {};

@@ -20,6 +20,8 @@ export interface AppParts {
   metrics: Metrics;
   issuer: string;
   trustProxy: boolean;
+  /** POST at authorization and end_session (ENABLE_HTTP_POST_METHODS); else 405. */
+  postMethods: boolean;
   engine: EngineHolder;
   /** Our own routes, tried in order. */
   routers: Router[];
@@ -73,7 +75,7 @@ function pinToIssuer(issuer: string, trustProxy: boolean): (req: IncomingMessage
  * paths. Other spellings of them are 404 (src/http/engine-paths.ts);
  * everything else goes through our Koa app and its routers.
  */
-export function createApp({ inFlight, log, metrics, issuer, trustProxy, engine, routers }: AppParts): RequestListener {
+export function createApp({ inFlight, log, metrics, issuer, trustProxy, postMethods, engine, routers }: AppParts): RequestListener {
   const pin = pinToIssuer(issuer, trustProxy);
   const identify = requestContext(log);
   const measure = requestMetrics(metrics);
@@ -83,9 +85,12 @@ export function createApp({ inFlight, log, metrics, issuer, trustProxy, engine, 
     identify(req, res);
     measure(req, res);
     pin(req);
+    // Every answer (JSON of the APIs and the engine, pages, files) is read as
+    // the type it says it is, never sniffed into HTML or script.
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     const target = req.url ?? '/';
     const door = engineDoor(target);
-    const allowed = door === 'engine' ? methodsIfNotAllowed(req.method ?? 'GET', target) : undefined;
+    const allowed = door === 'engine' ? methodsIfNotAllowed(req.method ?? 'GET', target, postMethods) : undefined;
     const handled = allowed
       ? methodNotAllowed(res, req.method ?? 'GET', allowed)
       : door === 'engine'

@@ -14,6 +14,7 @@ import { challengeStore } from './security/challenges.ts';
 import { ClientDirectory } from '../adapters/clients.ts';
 import { sweepExpiredEngineRecords } from '../adapters/postgres.ts';
 import { buildProvider } from './engine/provider.ts';
+import { sessionCookieSameSite } from './engine/configuration.ts';
 import { deleteExpiredUserSessions } from './storage/user-sessions.ts';
 import { accountFinder } from './engine/accounts.ts';
 import { exchangeOutcomes } from './engine/grants/token-extras.ts';
@@ -178,6 +179,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       metrics,
       issuer: config.issuer,
       trustProxy: config.trustProxy,
+      postMethods: config.enableHttpPostMethods,
       engine,
       routers: [
         healthRoutes(dependencies, () => stopping),
@@ -202,6 +204,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           orgSettings,
           csrfKey: deriveKey(master.key, 'login form csrf'),
           sessionLifetime: config.sessionIdleLifetime,
+          sessionSameSite: sessionCookieSameSite(config),
           metrics,
           throttle,
           announce,

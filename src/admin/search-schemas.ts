@@ -95,3 +95,18 @@ export const eventSearchSchema = searchSchema({
     description: 'must hold from, to or both',
   },
 });
+
+/**
+ * RFC 3339 lets a date-time name the year 0000, which PostgreSQL has no
+ * timestamp for; the dates of a search are of the years 1 to 9999.
+ */
+export function dateRangeRule(body: { queries?: unknown }): FieldViolation[] {
+  if (!Array.isArray(body.queries)) return [];
+  return body.queries.flatMap((query: unknown, i) => {
+    const range = (query as { creationDateQuery?: Record<string, unknown> } | null)?.creationDateQuery;
+    if (!range || typeof range !== 'object') return [];
+    return (['from', 'to'] as const)
+      .filter((bound) => typeof range[bound] === 'string' && /^0000/.test(range[bound]))
+      .map((bound) => ({ field: `queries[${i}].creationDateQuery.${bound}`, description: 'must be a date of the years 1 to 9999' }));
+  });
+}

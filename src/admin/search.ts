@@ -16,12 +16,12 @@ import {
 } from '../queries/search.ts';
 import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
-import { eventSearchSchema, limitRule, nameSearchSchema, orgSearchSchema, userSearchSchema } from './search-schemas.ts';
+import { dateRangeRule, eventSearchSchema, limitRule, nameSearchSchema, orgSearchSchema, userSearchSchema } from './search-schemas.ts';
 
 const parseUsers = validator<SearchRequest<UserQuery>>(userSearchSchema, limitRule);
 const parseNames = validator<SearchRequest<NameQuery>>(nameSearchSchema, limitRule);
 const parseOrgs = validator<SearchRequest<OrgQuery>>(orgSearchSchema, limitRule);
-const parseEvents = validator<SearchRequest<EventQuery>>(eventSearchSchema, limitRule);
+const parseEvents = validator<SearchRequest<EventQuery>>(eventSearchSchema, (request) => [...limitRule(request), ...dateRangeRule(request)]);
 
 const principal = (ctx: Context) => ctx.state.principal as Principal;
 /** No body is the first page of everything. */

@@ -49,11 +49,14 @@ function accessTokenIssuedAlongside(ctx: KoaContextWithOIDC): boolean {
  * profile, email, phone or address claims (they come from userinfo) unless
  * the app asks for them with idTokenUserinfoAssertion.
  */
-function idTokenClaimsOnly(ctx: KoaContextWithOIDC, claims: Record<string, unknown>): Record<string, unknown> {
+function idTokenClaimsOnly(ctx: KoaContextWithOIDC, claims: Record<string, unknown>, requested: object = {}): Record<string, unknown> {
   const client = ctx.oidc.client as unknown as { id_token_userinfo_assertion?: boolean } | undefined;
   if (!accessTokenIssuedAlongside(ctx) || client?.id_token_userinfo_assertion) return claims;
+  // Claims the app named for the ID token in the claims parameter (OIDC Core 5.5) stay.
   return Object.fromEntries(
-    Object.entries(claims).filter(([name]) => name === 'sub' || name === ROLES_CLAIM || (RESOURCE_OWNER_CLAIMS as readonly string[]).includes(name)),
+    Object.entries(claims).filter(
+      ([name]) => name === 'sub' || name === ROLES_CLAIM || (RESOURCE_OWNER_CLAIMS as readonly string[]).includes(name) || Object.hasOwn(requested, name),
+    ),
   );
 }
 
@@ -96,11 +99,11 @@ export function accountFinder(db: Queryable, lookup: UserLookup): FindAccount {
     if (user?.state !== 'active') return undefined;
     const account: Account = {
       accountId: user.id,
-      async claims(use, scope) {
+      async claims(use, scope, requested) {
         const claims = userClaims(user);
         const roles = await rolesClaim(db, ctx, user.id, use, scope ?? '');
         if (roles) claims[ROLES_CLAIM] = roles;
-        return (use === 'id_token' ? idTokenClaimsOnly(ctx, claims) : claims) as Awaited<ReturnType<Account['claims']>>;
+        return (use === 'id_token' ? idTokenClaimsOnly(ctx, claims, requested) : claims) as Awaited<ReturnType<Account['claims']>>;
       },
     };
     return account;

@@ -9,6 +9,8 @@ import { requestedScopes } from './scopes.ts';
 import type { JwtAccessTokens } from './jwt-access-tokens.ts';
 import type { EngineRule } from './rule-dispatch.ts';
 import { invalidClient, invalidGrant, renderOAuthError } from './oauth-errors.ts';
+import { formBody, isFormPost } from './request-form.ts';
+import { promptAskingConsent } from './sign-in-policy.ts';
 
 // Rules for the requests clients send to the token, introspection,
 // revocation, pushed authorization request and device authorization endpoints: we read the form body first (bounded), apply the
@@ -16,8 +18,6 @@ import { invalidClient, invalidGrant, renderOAuthError } from './oauth-errors.ts
 
 type Params = querystring.ParsedUrlQuery;
 type AuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
-
-const MAX_FORM_BYTES = 64 * 1024;
 
 /** The client authentication methods an endpoint (or grant) accepts, where not all are (docs/oidc.md). */
 const INTROSPECTION_METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'private_key_jwt']);
@@ -28,49 +28,6 @@ function presentedMethod(ctx: KoaContextWithOIDC, params: Params): AuthMethod {
   if (params.client_assertion !== undefined) return 'private_key_jwt';
   if (params.client_secret !== undefined) return 'client_secret_post';
   return 'none';
-}
-
-/**
- * Reads the form body, bounded. Events rather than an async iterator: this
- * runs on every token and introspection request. Past the bound it stops
- * reading and the connection closes after the answer, so the rest is never read.
- */
-function readForm(ctx: KoaContextWithOIDC): Promise<string> {
-  const req = ctx.req;
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_FORM_BYTES) {
-        chunks.push(chunk);
-        return;
-      }
-      stop();
-      req.pause();
-      ctx.set('Connection', 'close');
-      reject(new errors.InvalidRequest('request body is too large'));
-    };
-    const onEnd = () => {
-      stop();
-      resolve(Buffer.concat(chunks, size).toString('utf8'));
-    };
-    const onError = (err: Error) => {
-      stop();
-      reject(err);
-    };
-    // A client that hangs up mid-body: nobody is left to answer.
-    const onClose = () => onError(new Error('request closed before its body ended'));
-    const stop = () => {
-      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
-    };
-    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
-  });
-}
-
-/** A form field decodes to NUL only from a literal NUL or from %00. */
-function refuseNul(raw: string): void {
-  if (raw.includes('\u0000') || raw.includes('%00')) throw new errors.InvalidRequest('parameters must not contain NUL characters');
 }
 
 function requireAuthentication(params: Params, method: AuthMethod): void {
@@ -136,11 +93,11 @@ function defaultTokenHint(params: Params): void {
  */
 function formRule(apply: (ctx: KoaContextWithOIDC, params: Params, method: AuthMethod) => Promise<boolean> | boolean): EngineRule {
   return async (ctx, next) => {
-    if (ctx.method !== 'POST' || !ctx.is('application/x-www-form-urlencoded')) return next();
+    if (!isFormPost(ctx)) return next();
     let method: AuthMethod = 'none';
     try {
-      const raw = await readForm(ctx);
-      refuseNul(raw);
+      // Read, and refused with a NUL, by refuseNulParameters (request-form.ts).
+      const raw = await formBody(ctx);
       const params = querystring.parse(raw);
       // For the throttle of failed authentication (throttle-rule.ts).
       ctx.state.grantType = params.grant_type;
@@ -199,9 +156,9 @@ const pushedAuthorizationForm = formRule((_ctx, params, method) => {
   if (params.request_uri !== undefined) throw new errors.InvalidRequest('request_uri must not be used at the pushed authorization request endpoint');
   const scope = typeof params.scope === 'string' ? params.scope.split(' ') : [];
   if (typeof params.scope === 'string' && !scope.includes('openid')) throw new errors.InvalidScope('openid scope must be requested', 'openid');
-  const prompt = typeof params.prompt === 'string' ? params.prompt.split(' ').filter(Boolean) : [];
-  if (!scope.includes('offline_access') || prompt.includes('none') || prompt.includes('consent')) return false;
-  params.prompt = [...prompt, 'consent'].join(' ');
+  const prompt = promptAskingConsent(params);
+  if (!prompt) return false;
+  params.prompt = prompt;
   return true;
 });
 

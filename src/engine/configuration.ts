@@ -4,7 +4,9 @@ import type { Adapter, ClientAuthMethod, Configuration, FindAccount, KoaContextW
 import type { JWK } from 'jose';
 import type { ConfigResult } from '../../config/load.ts';
 import { CLAIMS_BY_SCOPE, SCOPES } from './claims.ts';
-import { PAGE_HEADERS, errorPage, logoutPage, loggedOutPage } from './pages.ts';
+import { PAGE_HEADERS, errorPage } from './pages.ts';
+import { ACR_VALUES, acrFromClaimsParameter } from './acr.ts';
+import { logoutSource, postLogoutSuccessSource } from './logout.ts';
 import { EXTRA_CLIENT_METADATA } from '../domain/apps.ts';
 import { interactionPolicyFor } from './interaction-policy.ts';
 import { secondFactorAtTokenEndpoint, type ForcedMfa } from './second-factor-rule.ts';
@@ -72,6 +74,16 @@ export interface EngineDependencies {
   onBackchannelLogout?: (result: DeliveryResult) => void;
 }
 
+/**
+ * SameSite of the engine's session cookie: Lax, unless POST is served at
+ * authorization and end_session (ENABLE_HTTP_POST_METHODS), where a form
+ * posted from an app's site must carry it: None (Secure, so an https issuer,
+ * config/load.ts).
+ */
+export function sessionCookieSameSite(config: Pick<ConfigResult, 'enableHttpPostMethods'>): 'lax' | 'none' {
+  return config.enableHttpPostMethods ? 'none' : 'lax';
+}
+
 function lifetimes(config: ConfigResult): NonNullable<Configuration['ttl']> {
   return {
     AccessToken: config.accessTokenLifetime,
@@ -103,10 +115,13 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     cookies: {
       // Keygrip's signatures with KeyObject keys (src/security/cookie-signer.ts).
       keys: cookieSigner(deps.cookieKeys.map((key) => key.toString('base64url'))) as never,
-      long: { httpOnly: true, sameSite: 'lax' },
+      long: { httpOnly: true, sameSite: sessionCookieSameSite(config) },
       short: { httpOnly: true, sameSite: 'lax' },
     },
     routes: ROUTES,
+    // OIDC Core 3.1.2.1 (GET and POST at the authorization endpoint), RP-Initiated Logout 1.0 2.
+    enableHttpPostMethods: config.enableHttpPostMethods,
+    acrValues: [...ACR_VALUES],
     responseTypes: ['code', 'id_token', 'id_token token'],
     scopes: SCOPES,
     claims: CLAIMS_BY_SCOPE,
@@ -152,7 +167,8 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
       dPoP: { enabled: true, nonceSecret: dpopNonceSecret(deps.secretKey), requireNonce: () => false, allowReplay: false },
       resourceIndicators: { enabled: false },
       registration: { enabled: false },
-      claimsParameter: { enabled: false },
+      // OIDC Core 5.5: claims asked for by name, for the ID token or userinfo.
+      claimsParameter: { enabled: true, assertClaimsParameter: acrFromClaimsParameter as never },
       userinfo: { enabled: true },
       // The engine lets any client introspect any token by default; a token is
       // active only for a client in its audience (RFC 7662 2.2, docs/oidc.md).
@@ -174,17 +190,9 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
       // OIDC Back-Channel Logout 1.0, for apps with a backchannel_logout_uri;
       // deliveries run in the background (engine-overrides.ts).
       backchannelLogout: { enabled: true },
-      rpInitiatedLogout: {
-        enabled: true,
-        logoutSource: async (ctx, form) => {
-          ctx.type = 'html';
-          ctx.body = logoutPage(form);
-        },
-        postLogoutSuccessSource: async (ctx) => {
-          ctx.type = 'html';
-          ctx.body = loggedOutPage();
-        },
-      },
+      // RP-Initiated Logout 1.0: a confirmation page unless the app proved
+      // itself with an id_token_hint (src/engine/logout.ts).
+      rpInitiatedLogout: { enabled: true, logoutSource: logoutSource as never, postLogoutSuccessSource: postLogoutSuccessSource as never },
     },
     discovery: {
       introspection_endpoint_auth_methods_supported: INTROSPECTION_AUTH_METHODS,

@@ -172,16 +172,50 @@ ${description ? `<p>${escapeHtml(description)}</p>` : ''}
   );
 }
 
-/** Logout needs no confirmation (docs/oidc.md, end session): the engine's confirm form submits itself. */
-export function logoutPage(form: string): string {
+/** What the logout pages say, in the page's language (interactions/i18n.ts). */
+export interface LogoutTexts {
+  lang: string;
+  logoutTitle: string;
+  logoutQuestion: string;
+  logoutIgnore: string;
+  signOut: string;
+  loggingOut: string;
+  loggedOutTitle: string;
+  loggedOut: string;
+}
+
+/** The engine's logout form (its xsrf field inside) with the fields and button of ours. */
+function logoutForm(form: string, inside: string): string {
+  return form.replace('</form>', `<input type="hidden" name="logout" value="yes">${inside}</form>`);
+}
+
+/**
+ * The logout confirmation (RP-Initiated Logout 1.0 2 and 6): the user signs
+ * out only by the button, a form with the engine's xsrf secret, so a link
+ * from another site cannot sign anyone out.
+ */
+export function logoutConfirmationPage(form: string, t: LogoutTexts): string {
   return page(
-    'Signing out',
-    `<h1>Signing out…</h1>
-${form.replace('</form>', '<input type="hidden" name="logout" value="yes"><noscript><button type="submit">Sign out</button></noscript></form>')}
-<script src="${PAGE_ASSETS.autoSubmit.path}"></script>`,
+    t.logoutTitle,
+    `<h1>${escapeHtml(t.logoutTitle)}</h1>
+<p class="lead">${escapeHtml(t.logoutQuestion)}</p>
+${logoutForm(form, `<div class="actions"><button type="submit">${escapeHtml(t.signOut)}</button></div>`)}
+<p class="help">${escapeHtml(t.logoutIgnore)}</p>`,
+    t.lang,
   );
 }
 
-export function loggedOutPage(): string {
-  return page('Signed out', '<h1>You are signed out</h1><p>You can close this window.</p>');
+/** A logout the app asked for with a valid id_token_hint: the engine's form submits itself. */
+export function logoutPage(form: string, t: LogoutTexts): string {
+  return page(
+    t.loggingOut,
+    `<h1>${escapeHtml(t.loggingOut)}</h1>
+${logoutForm(form, `<noscript><button type="submit">${escapeHtml(t.signOut)}</button></noscript>`)}
+<script src="${PAGE_ASSETS.autoSubmit.path}"></script>`,
+    t.lang,
+  );
+}
+
+export function loggedOutPage(t: LogoutTexts): string {
+  return page(t.loggedOutTitle, `<h1>${escapeHtml(t.loggedOutTitle)}</h1><p>${escapeHtml(t.loggedOut)}</p>`, t.lang);
 }

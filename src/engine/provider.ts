@@ -1,7 +1,7 @@
 import Provider from 'oidc-provider';
 import type { Logger } from '../logger.ts';
 import { requestIdOf } from '../request-context.ts';
-import { engineConfiguration, type EngineDependencies } from './configuration.ts';
+import { engineConfiguration, sessionCookieSameSite, type EngineDependencies } from './configuration.ts';
 import { jwtAccessTokens } from './jwt-access-tokens.ts';
 import { overrideEngine } from './engine-overrides.ts';
 import { clientRequestRules, renameDpopReplay, tokenErrorNames } from './client-request-rules.ts';
@@ -13,6 +13,7 @@ import { logoutDeliveries } from './backchannel-logout.ts';
 import { sessionIndex } from '../storage/user-sessions.ts';
 import { DEVICE_POLL_MODEL, deviceGrantNotAllowed, devicePollInterval, freshUserCodeForm, pacedDevicePolling, throttleUserCodes } from './device-flow.ts';
 import { hardenEnginePages } from './pages.ts';
+import { refuseNulParameters } from './request-form.ts';
 import {
   forgetSignedOutAccount,
   offlineAccessAsksConsent,
@@ -63,11 +64,12 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   registerGrants(provider, deps);
 
   // Same attributes as the engine's own session cookie (cookies.long).
-  const sessionCookie = { httpOnly: true, sameSite: 'lax', path: '/', maxAge: deps.config.sessionIdleLifetime * 1000 };
+  const sessionCookie = { httpOnly: true, sameSite: sessionCookieSameSite(deps.config), path: '/', maxAge: deps.config.sessionIdleLifetime * 1000 };
   const clientRequests = clientRequestRules(jwtTokens);
   const rememberAccount = rememberSignedInAccount(sessionCookie);
   const switchSession = switchToHintedSession(sessionCookie);
   provider.use(retryAfterWhenUnavailable as never);
+  provider.use(refuseNulParameters as never);
   const throttled = throttleClientAuthentication(deps.throttle);
   provider.use(
     rulesByEndpoint({

@@ -1,3 +1,4 @@
+import querystring from 'node:querystring';
 import type Provider from 'oidc-provider';
 import type { Grant, KoaContextWithOIDC } from 'oidc-provider';
 import { decodeJwt } from 'jose';
@@ -5,6 +6,7 @@ import { forgetAccount, liveBrowserAccounts, readBrowserAccounts, rememberAccoun
 import type { EngineRule } from './rule-dispatch.ts';
 import { addGrantableScopes } from './api-scope.ts';
 import { StoreUnavailable } from '../storage/outage.ts';
+import { formBody, isFormPost, requestParams } from './request-form.ts';
 
 /**
  * First-party apps need no consent screen (docs/oidc.md): the grant of the
@@ -65,14 +67,23 @@ export async function expiresWithSession(_ctx: KoaContextWithOIDC, token: { kind
  */
 export const offlineAccessAsksConsent: EngineRule = async (ctx, next) => {
   if (ctx.method === 'GET') {
-    const scope = typeof ctx.query.scope === 'string' ? ctx.query.scope.split(' ') : [];
-    const prompt = typeof ctx.query.prompt === 'string' ? ctx.query.prompt.split(' ').filter(Boolean) : [];
-    if (scope.includes('offline_access') && !prompt.includes('none') && !prompt.includes('consent')) {
-      ctx.query = { ...ctx.query, prompt: [...prompt, 'consent'].join(' ') };
-    }
+    const prompt = promptAskingConsent(ctx.query);
+    if (prompt) ctx.query = { ...ctx.query, prompt };
+  } else if (isFormPost(ctx)) {
+    // POST at authorization (ENABLE_HTTP_POST_METHODS): the engine reads the form as changed here.
+    const params = querystring.parse(await formBody(ctx));
+    const prompt = promptAskingConsent(params);
+    if (prompt) (ctx.req as { body?: string }).body = querystring.stringify({ ...params, prompt });
   }
   await next();
 };
+
+/** The prompt with consent added, when offline_access is asked for without it (and not with prompt=none). */
+export function promptAskingConsent(params: querystring.ParsedUrlQuery): string | undefined {
+  const scope = typeof params.scope === 'string' ? params.scope.split(' ') : [];
+  const prompt = typeof params.prompt === 'string' ? params.prompt.split(' ').filter(Boolean) : [];
+  return scope.includes('offline_access') && !prompt.includes('none') && !prompt.includes('consent') ? [...prompt, 'consent'].join(' ') : undefined;
+}
 
 /**
  * A hint names a user (id_token_hint at authorize and end_session): when the
@@ -85,16 +96,18 @@ export const offlineAccessAsksConsent: EngineRule = async (ctx, next) => {
  */
 export function switchToHintedSession(cookieOptions: Record<string, unknown>): EngineRule {
   return async (ctx, next) => {
-    const hint = ctx.method === 'GET' ? ctx.query.id_token_hint : undefined;
+    const params = await requestParams(ctx);
+    const hint = params.id_token_hint;
     const provider = ctx.app as unknown as Provider;
-    const sub = typeof hint === 'string' && hint.length < 8192 ? await verifiedHintSubject(provider, hint, ctx.query.client_id) : undefined;
+    const sub = typeof hint === 'string' && hint.length < 8192 ? await verifiedHintSubject(provider, hint, params.client_id) : undefined;
     if (sub) {
       const live = await liveBrowserAccounts(provider, readBrowserAccounts(ctx.cookies));
       const target = live.find((a) => a.accountId === sub);
       const current = ctx.cookies.get(provider.cookieName('session'));
       if (target && target.sessionId !== current) {
         ctx.cookies.set(provider.cookieName('session'), target.sessionId, cookieOptions);
-        ctx.status = 303;
+        // 307 has the browser send a POSTed form again (RFC 9110 15.4.8); a GET is asked again as it was.
+        ctx.status = ctx.method === 'POST' ? 307 : 303;
         ctx.redirect(ctx.originalUrl);
         return;
       }

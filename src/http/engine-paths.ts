@@ -21,6 +21,8 @@ export type EngineDoor = 'engine' | 'not-found' | 'ours';
 // HEAD; OPTIONS is the CORS preflight of the endpoints apps call from
 // browsers). Another method on these paths is 405 (RFC 9110 15.5.6).
 const GET = ['GET', 'HEAD'];
+/** Served with POST only while ENABLE_HTTP_POST_METHODS is on (the engine's enableHttpPostMethods). */
+const POST_OPTIONAL: ReadonlySet<string> = new Set([ROUTES.authorization, ROUTES.end_session]);
 const METHODS = new Map<string, readonly string[]>([
   [ROUTES.authorization, [...GET, 'POST']],
   [ROUTES.token, ['POST', 'OPTIONS']],
@@ -40,11 +42,14 @@ const METHODS = new Map<string, readonly string[]>([
 /** Paths the engine answers, exactly as it publishes them; every one has its methods above. */
 const EXACT: ReadonlySet<string> = new Set(ENGINE_PATHS);
 
-/** The methods an engine path takes, when the method of a request is not one of them. */
-export function methodsIfNotAllowed(method: string, target: string): readonly string[] | undefined {
+/**
+ * The methods an engine path takes, when the method of a request is not one
+ * of them. `postMethods`: POST at authorization and end_session is served.
+ */
+export function methodsIfNotAllowed(method: string, target: string, postMethods = false): readonly string[] | undefined {
   const query = target.indexOf('?');
   const path = query === -1 ? target : target.slice(0, query);
-  const allowed = RESUME.test(path) ? GET : METHODS.get(path);
+  const allowed = RESUME.test(path) || (!postMethods && POST_OPTIONAL.has(path)) ? GET : METHODS.get(path);
   return allowed && !allowed.includes(method) ? allowed : undefined;
 }
 

@@ -332,6 +332,19 @@ describe('bad queries', () => {
     assertInvalid(await search(USERS, { queries: [{ userNameQuery: { userName: 'a\u0000' } }] }), ['queries[0].userNameQuery.userName']);
   });
 
+  it('a creation date of the year 0000 (valid RFC 3339, no PostgreSQL timestamp) is 400 naming the field, not 500', async () => {
+    const events = '/admin/v1/events/_search';
+    assertInvalid(await search(events, { queries: [{ creationDateQuery: { from: '0000-01-01T00:00:00Z' } }] }), ['queries[0].creationDateQuery.from']);
+    assertInvalid(
+      await search(events, {
+        queries: [{ eventTypesQuery: { types: ['org.added'] } }, { creationDateQuery: { from: '2001-01-01T00:00:00Z', to: '0000-12-31T23:59:59+01:00' } }],
+      }),
+      ['queries[1].creationDateQuery.to'],
+    );
+    const bounds = await search(events, { queries: [{ creationDateQuery: { from: '0001-01-01T00:00:00Z', to: '9999-12-31T23:59:59Z' } }] });
+    assert.equal(bounds.status, 200, 'the years 1 and 9999 are fine');
+  });
+
   it('malformed JSON and a body that is no object are 400', async () => {
     const malformed = await server.api('POST', USERS, { raw: '{"query": ' });
     assert.equal(malformed.status, 400);

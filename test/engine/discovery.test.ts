@@ -122,6 +122,12 @@ describe('discovery, keys and operational endpoints', () => {
     assert.ok((metadata.id_token_signing_alg_values_supported as string[]).includes('RS256'));
   });
 
+  it('supports the claims parameter (OIDC Core 5.5) and says which acr values a login achieves', () => {
+    assert.equal(metadata.claims_parameter_supported, true);
+    assert.deepEqual(metadata.acr_values_supported, ['pwd', 'mfa']);
+    assert.ok((metadata.claims_supported as string[]).includes('acr'));
+  });
+
   it('serves discovery with CORS open to any origin', async () => {
     const res = await fetch(`${server.url}/.well-known/openid-configuration`, { headers: { origin: 'https://app.example.org' } });
     await res.arrayBuffer();

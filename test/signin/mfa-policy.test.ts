@@ -125,7 +125,7 @@ describe('in Chromium: a second factor required by the login policy or the app',
     await password(p, abe);
     const first = await plain();
     assert.deepEqual(first.amr, ['pwd']);
-    assert.equal(first.acr, undefined);
+    assert.equal(first.acr, 'pwd', 'every login says the acr it achieved (src/engine/acr.ts)');
 
     const strong = await authorize(p, { acr_values: 'mfa' });
     assert.equal(await p.locator('#loginName').count(), 1, 'the password session is not enough');
