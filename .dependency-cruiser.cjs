@@ -2,7 +2,7 @@
 // import from its own floor and the floors below it, never from above, and
 // no import cycle is allowed. `npm run lint` checks both.
 const FLOORS = [
-  { name: 'base', path: '^(config/|src/(domain|security)/|src/(logger|request-context)\\.ts$)' },
+  { name: 'base', path: '^(config/|src/(domain|security|outbound)/|src/(logger|request-context)\\.ts$)' },
   { name: 'storage', path: '^src/storage/' },
   { name: 'engine records and keys', path: '^(adapters/|src/keys/)' },
   { name: 'pages', path: '^src/pages/' },

@@ -6,15 +6,14 @@ import type { Database } from '../src/storage/database.ts';
 import type { Announce } from '../src/storage/invalidation.ts';
 import type { Logger } from '../src/logger.ts';
 import type { EngineHolder } from '../src/engine/engine-holder.ts';
-import type { Metrics } from '../src/http/metrics.ts';
 import type { AuthThrottle } from '../src/security/auth-throttle.ts';
 import { INTERACTION_PATH } from '../src/engine/routes.ts';
-import { PAGE_HEADERS } from '../src/engine/pages.ts';
+import { PAGE_HEADERS } from '../src/pages/layout.ts';
 import { liveBrowserAccounts, readBrowserAccounts } from '../src/engine/browser-accounts.ts';
 import { addGrantableScopes } from '../src/engine/api-scope.ts';
 import { saveGrantChange } from '../src/engine/sign-in-policy.ts';
 import { acrOf } from '../src/engine/acr.ts';
-import type { EffectivePolicy } from '../src/queries/policy-cache.ts';
+import type { EffectivePolicy } from '../src/domain/policies/kind.ts';
 import { LOGIN_POLICY } from '../src/domain/policies/login.ts';
 import { findUser } from '../src/storage/users.ts';
 import { loginName } from '../src/domain/users.ts';
@@ -28,7 +27,7 @@ import type { OrgSettings } from '../src/commands/setup-org.ts';
 import { validator } from '../src/admin/validate.ts';
 import { humanSchema } from '../src/admin/schemas.ts';
 import type { HumanInput } from '../src/commands/setup-org.ts';
-import { CATALOGUES, chooseLanguage, translate } from './i18n.ts';
+import { CATALOGUES, chooseLanguage, translate } from '../src/pages/i18n.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
 import { dropUnstorableFields } from './form-input.ts';
 import { passkeyError, securityRoutes } from './security.ts';
@@ -40,19 +39,18 @@ import type { ChallengeStore } from '../src/security/challenges.ts';
 import {
   accountPickerPage,
   loginNamePage,
-  messagePage,
   otpPage,
   passwordPage,
   recoveryCodesPage,
   registrationPage,
   secondFactorSetupPage,
-  unavailablePage,
   type AccountChoice,
   type OtpSetup,
   type PageContext,
   type RegistrationValues,
 } from './views.ts';
 import { RETRY_AFTER_SECONDS, StoreUnavailable } from '../src/storage/outage.ts';
+import { messagePage, unavailablePage } from '../src/pages/messages.ts';
 
 export interface InteractionDeps {
   engine: EngineHolder;
@@ -63,7 +61,8 @@ export interface InteractionDeps {
   sessionLifetime: number;
   /** SameSite of the engine's session cookie (none while ENABLE_HTTP_POST_METHODS lets apps POST cross-site). */
   sessionSameSite: 'lax' | 'none';
-  metrics?: Metrics;
+  /** Told how each sign-in attempt ended (for /metrics). */
+  onLogin?: (result: 'success' | 'failure') => void;
   /** Counts wrong passwords and unknown login names per client address. */
   throttle?: AuthThrottle;
   /** Tells every node's caches that users changed (a login locked or unlocked one). */
@@ -394,7 +393,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     if (outcome.result !== 'signed-in') {
       await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
       deps.log.info({ requestId: ctx.state.requestId, event: 'login_failed', locked: outcome.result === 'locked' }, 'login failed');
-      deps.metrics?.logins.inc({ result: 'failure' });
+      deps.onLogin?.('failure');
       // While locked, the same answer whatever the password: no oracle.
       const error = outcome.result === 'locked' ? loaded.page.t.accountLocked : loaded.page.t.wrongCredentials;
       return render(ctx, passwordPage(loaded.page, { loginName: name, error }));
@@ -590,7 +589,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       if (outcome.result !== 'malformed') {
         await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
         deps.log.info({ requestId: ctx.state.requestId, event: 'second_factor_failed', locked: outcome.result === 'locked' }, 'second factor failed');
-        deps.metrics?.logins.inc({ result: 'failure' });
+        deps.onLogin?.('failure');
       }
       const t = loaded.page.t;
       const error = outcome.result === 'locked' ? t.accountLocked : outcome.result === 'malformed' ? t.otpMalformed : t.otpWrong;
@@ -602,7 +601,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
 
   function loginSucceeded(ctx: Context, accountId: string): void {
     deps.log.info({ requestId: ctx.state.requestId, event: 'login_succeeded', accountId }, 'login succeeded');
-    deps.metrics?.logins.inc({ result: 'success' });
+    deps.onLogin?.('success');
   }
 
   router.post('/:uid/select', async (ctx) => {

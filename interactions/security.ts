@@ -23,9 +23,10 @@ import {
 import { passkeysOf } from '../src/storage/passkeys.ts';
 import type { ChallengeStore } from '../src/security/challenges.ts';
 import { INTERACTION_PATH } from '../src/engine/routes.ts';
-import { CATALOGUES, chooseLanguage, translate } from './i18n.ts';
-import { messagePage, otpPage, otpSetupPage, recoveryCodesPage, securityPage, securitySignInPage, type SecurityContext } from './views.ts';
-import type { Messages } from './i18n.ts';
+import { CATALOGUES, chooseLanguage, translate } from '../src/pages/i18n.ts';
+import { otpPage, otpSetupPage, recoveryCodesPage, securityPage, securitySignInPage, type SecurityContext } from './views.ts';
+import { messagePage } from '../src/pages/messages.ts';
+import type { Messages } from '../src/pages/i18n.ts';
 
 export interface SecurityDeps {
   db: Database;

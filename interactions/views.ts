@@ -1,5 +1,5 @@
-import { escapeHtml as e, page, PAGE_ASSETS } from '../src/engine/pages.ts';
-import { CATALOGUES, translate, type Messages } from './i18n.ts';
+import { escapeHtml as e, page, PAGE_ASSETS } from '../src/pages/layout.ts';
+import { translate, type Messages } from '../src/pages/i18n.ts';
 
 // Server-rendered pages: plain forms that work without JavaScript, each
 // field labelled, the first field focused, errors announced to screen readers.
@@ -167,16 +167,6 @@ ${errorBox(values.error)}
 </form>`,
     c.lang,
   );
-}
-
-export function messagePage(lang: string, t: Messages, message: string): string {
-  return page(t.error, `<h1>${e(t.error)}</h1><p>${e(message)}</p>`, lang);
-}
-
-/** The page of a store outage (503): the login cannot go on, but will again shortly. */
-export function unavailablePage(lang: string): string {
-  const t = CATALOGUES[lang] ?? CATALOGUES.en!;
-  return page(t.unavailableTitle, `<h1>${e(t.unavailableTitle)}</h1><p>${e(t.unavailable)}</p>`, lang);
 }
 
 /** The second step of a login: a code from the authenticator app, or a recovery code. */

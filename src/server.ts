@@ -205,7 +205,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           csrfKey: deriveKey(master.key, 'login form csrf'),
           sessionLifetime: config.sessionIdleLifetime,
           sessionSameSite: sessionCookieSameSite(config),
-          metrics,
+          onLogin: (result) => metrics.logins.inc({ result }),
           throttle,
           announce,
           policies: policies.effective,

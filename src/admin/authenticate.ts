@@ -1,21 +1,10 @@
 import type { Middleware } from 'koa';
 import type { Queryable } from '../storage/database.ts';
 import { Unauthenticated } from '../domain/errors.ts';
+import type { TokenOwner, TokenVerifier } from '../domain/tokens.ts';
 import { loadPrincipal } from '../queries/principal.ts';
 import { DPOP_SIGNING_ALGS } from '../engine/configuration.ts';
 import { DpopRefused, type DpopProofCheck } from '../engine/dpop-resource-proofs.ts';
-
-/** Who a bearer token stands for, and who acts for them when the token came from an impersonation. */
-export interface TokenOwner {
-  userId: string;
-  orgId: string;
-  impersonatorId?: string;
-  /** A token bound to a DPoP key (RFC 9449 6): the key's thumbprint, and the client the token was issued to. */
-  binding?: { jkt: string; clientId: string };
-}
-
-/** The owner of a bearer token, or undefined when this verifier does not know it. */
-export type TokenVerifier = (token: string) => Promise<TokenOwner | undefined>;
 
 // RFC 6750 2.1 and RFC 9449 7.1: a case-insensitive scheme (RFC 7235), one
 // or more spaces, a b64token — with a generous length cap.

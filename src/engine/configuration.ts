@@ -4,7 +4,8 @@ import type { Adapter, ClientAuthMethod, Configuration, FindAccount, KoaContextW
 import type { JWK } from 'jose';
 import type { ConfigResult } from '../../config/load.ts';
 import { CLAIMS_BY_SCOPE, SCOPES } from './claims.ts';
-import { PAGE_HEADERS, errorPage } from './pages.ts';
+import { PAGE_HEADERS } from '../pages/layout.ts';
+import { errorPage } from '../pages/engine-pages.ts';
 import { ACR_VALUES, acrFromClaimsParameter } from './acr.ts';
 import { logoutSource, postLogoutSuccessSource } from './logout.ts';
 import { EXTRA_CLIENT_METADATA } from '../domain/apps.ts';
@@ -21,12 +22,12 @@ import { tokenExtraClaims, type ExchangeOutcomes } from './grants/token-extras.t
 import { DEVICE_CODE_LIFETIME } from './device-flow.ts';
 import type { DeliveryResult } from './backchannel-logout.ts';
 import type { OutboundFetch } from '../outbound/client.ts';
-import { successSource, userCodeConfirmSource, userCodeInputSource } from '../../interactions/device-pages.ts';
+import { successSource, userCodeConfirmSource, userCodeInputSource } from '../pages/device.ts';
 
 import { INTERACTION_PATH, ROUTES } from './routes.ts';
 import { StoreUnavailable } from '../storage/outage.ts';
-import { chooseLanguage } from '../../interactions/i18n.ts';
-import { unavailablePage } from '../../interactions/views.ts';
+import { chooseLanguage } from '../pages/i18n.ts';
+import { unavailablePage } from '../pages/messages.ts';
 
 /** Languages of the login pages (interactions/i18n.ts). */
 export const UI_LOCALES = ['en', 'de'];

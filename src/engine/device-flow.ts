@@ -5,7 +5,7 @@ import { errors, type Adapter } from 'oidc-provider';
 import { DEVICE_CODE_GRANT } from '../domain/grant-types.ts';
 import { renderOAuthError } from './oauth-errors.ts';
 import type { AuthThrottle } from '../security/auth-throttle.ts';
-import { tooManyUserCodesPage } from '../../interactions/device-pages.ts';
+import { tooManyUserCodesPage } from '../pages/device.ts';
 import type { EngineRule } from './rule-dispatch.ts';
 
 /** Seconds a device waits between two polls of the token endpoint (RFC 8628 3.2, its default). */

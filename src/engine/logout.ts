@@ -1,6 +1,6 @@
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import { CATALOGUES, chooseLanguage } from '../../interactions/i18n.ts';
-import { type LogoutTexts, loggedOutPage, logoutConfirmationPage, logoutPage } from './pages.ts';
+import { CATALOGUES, chooseLanguage } from '../pages/i18n.ts';
+import { type LogoutTexts, loggedOutPage, logoutConfirmationPage, logoutPage } from '../pages/engine-pages.ts';
 
 // The pages of end_session (RP-Initiated Logout 1.0). The engine has checked
 // an id_token_hint before it calls these (signature, issuer, audience: a

@@ -12,7 +12,7 @@ import { rulesByEndpoint, type EngineRule } from './rule-dispatch.ts';
 import { logoutDeliveries } from './backchannel-logout.ts';
 import { sessionIndex } from '../storage/user-sessions.ts';
 import { DEVICE_POLL_MODEL, deviceGrantNotAllowed, devicePollInterval, freshUserCodeForm, pacedDevicePolling, throttleUserCodes } from './device-flow.ts';
-import { hardenEnginePages } from './pages.ts';
+import { hardenEnginePages } from './page-hardening.ts';
 import { refuseNulParameters } from './request-form.ts';
 import {
   forgetSignedOutAccount,

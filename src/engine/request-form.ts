@@ -1,6 +1,7 @@
 import querystring from 'node:querystring';
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
-import { errorPage, PAGE_HEADERS } from './pages.ts';
+import { errorPage } from '../pages/engine-pages.ts';
+import { PAGE_HEADERS } from '../pages/layout.ts';
 import { renderOAuthError, type OAuthError } from './oauth-errors.ts';
 import type { EngineRule } from './rule-dispatch.ts';
 

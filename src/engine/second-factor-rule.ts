@@ -1,6 +1,6 @@
 import { errors, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
-import type { EffectivePolicy } from '../queries/policy-cache.ts';
+import type { EffectivePolicy } from '../domain/policies/kind.ts';
 import type { UserLookup } from './accounts.ts';
 
 /**

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import type { Logger } from '../logger.ts';
-import { escapeHtml, PAGE_HEADERS } from '../engine/pages.ts';
+import { escapeHtml, PAGE_HEADERS } from '../pages/layout.ts';
 import { ROUTES } from '../engine/routes.ts';
 import { CONSOLE_CLIENT_ID, CONSOLE_PATH, consoleRedirectUri } from '../commands/console-app.ts';
 

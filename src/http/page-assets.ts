@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { PAGE_ASSETS } from '../engine/pages.ts';
+import { PAGE_ASSETS } from '../pages/layout.ts';
 
 // Named by their content's hash, so a path never changes its content.
 const IMMUTABLE = 'public, max-age=31536000, immutable';

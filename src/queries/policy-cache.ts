@@ -1,12 +1,9 @@
 import type { Queryable } from '../storage/database.ts';
 import { TtlCache } from '../storage/ttl-cache.ts';
-import type { PolicyKind } from '../domain/policies/kind.ts';
+import type { EffectivePolicy, PolicyKind } from '../domain/policies/kind.ts';
 import { effectivePolicy } from './policies.ts';
 
 export const POLICY_CACHE_TTL_MS = 3000;
-
-/** The policy of `kind` that applies to users of `orgId`: the org's override, else the instance default, else the built-in defaults. */
-export type EffectivePolicy = <T extends object>(kind: PolicyKind<T>, orgId: string) => Promise<T>;
 
 /**
  * `effectivePolicy` as the login pages read it, several times per sign-in

@@ -3,7 +3,7 @@ import { API_SCOPE } from '../engine/claims.ts';
 import { mayHoldApiScope } from '../engine/api-scope.ts';
 import type { UserLookup } from '../engine/accounts.ts';
 import type { ExchangeOutcomes } from '../engine/grants/token-extras.ts';
-import type { TokenOwner } from '../admin/authenticate.ts';
+import type { TokenOwner } from '../domain/tokens.ts';
 
 interface EngineToken {
   accountId?: string;

@@ -17,6 +17,9 @@ export interface PolicyKind<T extends object> {
   problems?(settings: T): FieldViolation[];
 }
 
+/** The policy of `kind` that applies to users of `orgId`: the org's override, else the instance default, else the built-in defaults. */
+export type EffectivePolicy = <T extends object>(kind: PolicyKind<T>, orgId: string) => Promise<T>;
+
 /** Settings as stored, completed with the defaults of fields stored before they existed. */
 export function withDefaults<T extends object>(kind: PolicyKind<T>, stored: Partial<T> | undefined): T {
   const merged = { ...kind.defaults } as T;

@@ -1,5 +1,5 @@
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import { escapeHtml as e, page } from '../src/engine/pages.ts';
+import { escapeHtml as e, page } from './layout.ts';
 import { CATALOGUES, chooseLanguage, translate, type Messages } from './i18n.ts';
 
 // The pages of the device flow (RFC 8628 3.3): the engine serves them at

@@ -2,12 +2,10 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { EngineRule } from './rule-dispatch.ts';
 
-// The few HTML pages the engine renders itself: its error page (shown when
-// the redirect_uri cannot be trusted, so the error must not be redirected)
-// and the logout steps; the layout and headers every page shares. The login
-// pages live in interactions/.
+// The layout, headers, escaping and served files every page of the service
+// shares: the login steps (interactions/), the engine's own pages
+// (engine-pages.ts, device.ts) and the console's shell.
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -143,79 +141,4 @@ export function page(title: string, body: string, lang = 'en'): string {
 </head>
 <body><main><p class="brand">Portcullis</p>${body}</main></body>
 </html>`;
-}
-
-// The engine's own self-submitting page (response_mode=form_post, and
-// end_session without a session) carries this inline script.
-const ENGINE_INLINE_SUBMIT = /<script>[^<]*document\.forms\[0\]\.submit\(\)[^<]*<\/script>/;
-
-/**
- * Every HTML answer of the engine gets the page headers, and the engine's
- * inline auto-submit script becomes our served one, which the policy allows.
- * Only the browser endpoints (authorization and its resume, end_session, its
- * confirmation and success page) answer HTML, so the rule runs on those alone.
- */
-export const hardenEnginePages: EngineRule = async (ctx, next) => {
-  await next();
-  if (!ctx.response.is('html')) return;
-  ctx.set(PAGE_HEADERS);
-  if (typeof ctx.body === 'string') ctx.body = ctx.body.replace(ENGINE_INLINE_SUBMIT, `<script src="${PAGE_ASSETS.autoSubmit.path}"></script>`);
-};
-
-export function errorPage(error: string, description?: string): string {
-  return page(
-    'Sign-in error',
-    `<h1>Something went wrong</h1>
-<p><code>${escapeHtml(error)}</code></p>
-${description ? `<p>${escapeHtml(description)}</p>` : ''}
-<p>Go back to the application and try again.</p>`,
-  );
-}
-
-/** What the logout pages say, in the page's language (interactions/i18n.ts). */
-export interface LogoutTexts {
-  lang: string;
-  logoutTitle: string;
-  logoutQuestion: string;
-  logoutIgnore: string;
-  signOut: string;
-  loggingOut: string;
-  loggedOutTitle: string;
-  loggedOut: string;
-}
-
-/** The engine's logout form (its xsrf field inside) with the fields and button of ours. */
-function logoutForm(form: string, inside: string): string {
-  return form.replace('</form>', `<input type="hidden" name="logout" value="yes">${inside}</form>`);
-}
-
-/**
- * The logout confirmation (RP-Initiated Logout 1.0 2 and 6): the user signs
- * out only by the button, a form with the engine's xsrf secret, so a link
- * from another site cannot sign anyone out.
- */
-export function logoutConfirmationPage(form: string, t: LogoutTexts): string {
-  return page(
-    t.logoutTitle,
-    `<h1>${escapeHtml(t.logoutTitle)}</h1>
-<p class="lead">${escapeHtml(t.logoutQuestion)}</p>
-${logoutForm(form, `<div class="actions"><button type="submit">${escapeHtml(t.signOut)}</button></div>`)}
-<p class="help">${escapeHtml(t.logoutIgnore)}</p>`,
-    t.lang,
-  );
-}
-
-/** A logout the app asked for with a valid id_token_hint: the engine's form submits itself. */
-export function logoutPage(form: string, t: LogoutTexts): string {
-  return page(
-    t.loggingOut,
-    `<h1>${escapeHtml(t.loggingOut)}</h1>
-${logoutForm(form, `<noscript><button type="submit">${escapeHtml(t.signOut)}</button></noscript>`)}
-<script src="${PAGE_ASSETS.autoSubmit.path}"></script>`,
-    t.lang,
-  );
-}
-
-export function loggedOutPage(t: LogoutTexts): string {
-  return page(t.loggedOutTitle, `<h1>${escapeHtml(t.loggedOutTitle)}</h1><p>${escapeHtml(t.loggedOut)}</p>`, t.lang);
 }
