@@ -5,11 +5,11 @@ import { PostgresAdapter } from './postgres.ts';
 import { RedisAdapter } from './redis.ts';
 import { ClientAdapter, type ClientDirectory } from './clients.ts';
 import { guardStorage, type Store } from './instrumented.ts';
-import { GRANT_KEYED_MODELS, GrantKeyedAdapter } from './single-token-grants.ts';
+import { GRANT_KEYED_MODELS, GrantKeyedAdapter } from './grant-keyed-adapter.ts';
 
 export { PostgresAdapter, deleteExpiredEngineRecords } from './postgres.ts';
 export { RedisAdapter } from './redis.ts';
-export { singleTokenGrantId } from './single-token-grants.ts';
+export { singleTokenGrantId } from './grant-keyed-adapter.ts';
 
 /**
  * Records that live minutes to hours, are written and read on every login or
@@ -49,7 +49,7 @@ export interface AdapterStores {
  * months-long refresh token — and stays in PostgreSQL, where it is backed
  * up, queryable for audit and survives a Redis flush. The exception is a
  * grant made for a single access token, which goes to Redis with its token
- * (single-token-grants.ts). Without Redis, PostgreSQL holds the short-lived
+ * (grant-keyed-adapter.ts). Without Redis, PostgreSQL holds the short-lived
  * records too and the sweeper expires them.
  *
  * One adapter per model name is kept: they hold no state beyond the store

@@ -11,7 +11,7 @@ import { INTERACTION_PATH } from '../src/engine/routes.ts';
 import { PAGE_HEADERS } from '../src/pages/layout.ts';
 import { liveBrowserAccounts, readBrowserAccounts } from '../src/engine/browser-accounts.ts';
 import { addGrantableScopes } from '../src/engine/api-scope.ts';
-import { saveGrantChange } from '../src/engine/sign-in-policy.ts';
+import { saveGrantChange } from '../src/engine/first-party-grant.ts';
 import { acrOf } from '../src/engine/acr.ts';
 import type { EffectivePolicy } from '../src/domain/policies/kind.ts';
 import { LOGIN_POLICY } from '../src/domain/policies/login.ts';
@@ -197,7 +197,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     // Signing in is also choosing the account: a pending select_account
     // prompt (requested, or several users in this browser) is settled too.
     // So is consent, which our apps get without a page: the first-party rule
-    // (src/engine/sign-in-policy.ts) grants the requested scopes when the
+    // (src/engine/first-party-grant.ts) grants the requested scopes when the
     // engine resumes, so a consent prompt (the one offline_access asks for)
     // would only cost the browser another round trip through this UI.
     const methods = amr ?? ['pwd'];

@@ -17,7 +17,7 @@ import { buildProvider } from './engine/provider.ts';
 import { sessionCookieSameSite } from './engine/configuration.ts';
 import { deleteExpiredUserSessions } from './storage/user-sessions.ts';
 import { accountFinder } from './engine/accounts.ts';
-import { exchangeOutcomes } from './engine/grants/token-extras.ts';
+import { exchangeOutcomes } from './engine/grants/exchange-outcomes.ts';
 import { EngineHolder } from './engine/engine-holder.ts';
 import { healthRoutes, type Dependency } from './http/health.ts';
 import { createMetrics, metricsRoutes } from './http/metrics.ts';
@@ -35,6 +35,7 @@ import { createApp } from './app.ts';
 import { adminRouter } from './admin/router.ts';
 import { patVerifier } from './queries/verify-pat.ts';
 import { engineTokenVerifier } from './queries/verify-access-token.ts';
+import { impersonationAllowed } from './queries/principal.ts';
 import { prepareDataDir, restrictDataDir } from './storage/data-dir.ts';
 import { firstStart } from './commands/first-start.ts';
 import { ensureConsoleApp } from './commands/console-app.ts';
@@ -148,6 +149,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       findAccount: accountFinder(db, lookupUser),
       forcedMfa,
       lookupUser,
+      mayImpersonate: impersonationAllowed(db),
       machineKeys: machineKeys.lookup,
       featureEnabled: (name: FeatureName) => features.get(name),
       onTokenIssued: (grantType: string) => metrics.tokensIssued.inc({ grant_type: grantType }),

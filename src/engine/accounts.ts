@@ -4,6 +4,7 @@ import type { UserRow } from '../storage/users.ts';
 import { loginName } from '../domain/users.ts';
 import { RESOURCE_OWNER_CLAIMS, ROLES_CLAIM, ROLES_SCOPE } from './claims.ts';
 import { rolesOfUser } from '../storage/grants.ts';
+import { spaceSeparated } from '../domain/space-separated.ts';
 
 const GENDER_CLAIM: Record<string, string> = { GENDER_FEMALE: 'female', GENDER_MALE: 'male', GENDER_DIVERSE: 'diverse' };
 
@@ -39,9 +40,7 @@ export function userClaims(user: UserRow): Record<string, unknown> {
 /** Whether the response that carries this ID token also carries an access token. */
 function accessTokenIssuedAlongside(ctx: KoaContextWithOIDC): boolean {
   if (ctx.oidc.route === 'token') return true;
-  return String(ctx.oidc.params?.response_type ?? '')
-    .split(' ')
-    .includes('token');
+  return spaceSeparated(ctx.oidc.params?.response_type).includes('token');
 }
 
 /**
@@ -80,7 +79,7 @@ async function rolesClaim(
   scope: string,
 ): Promise<Record<string, Record<string, string>> | undefined> {
   const client = ctx.oidc.client as unknown as RoleClient | undefined;
-  const asked = scope.split(' ').includes(ROLES_SCOPE) || (use === 'id_token' ? client?.id_token_role_assertion : client?.access_token_role_assertion);
+  const asked = spaceSeparated(scope).includes(ROLES_SCOPE) || (use === 'id_token' ? client?.id_token_role_assertion : client?.access_token_role_assertion);
   if (!asked) return undefined;
   const roles = await rolesOfUser(db, userId, client?.project_id ? [client.project_id] : undefined);
   if (!roles.length) return undefined;

@@ -1,5 +1,12 @@
+import querystring from 'node:querystring';
 import type Provider from 'oidc-provider';
 import type { EngineRule } from './rule-dispatch.ts';
+import { formBody, isFormPost, requestParams } from './request-form.ts';
+import { spaceSeparated } from '../domain/space-separated.ts';
+
+// The rules of an authorization request's parameters, written once: the
+// authorization endpoint (GET, and POST with ENABLE_HTTP_POST_METHODS)
+// applies them here, pushed requests in client-request-rules.ts.
 
 /**
  * Every authorization request is OpenID Connect (docs/oidc.md), so a scope
@@ -9,19 +16,19 @@ import type { EngineRule } from './rule-dispatch.ts';
  * with its own error page.
  */
 export const openidScopeRequired: EngineRule = async (ctx, next) => {
-  if (ctx.method !== 'GET') return next();
-  const { client_id: clientId, redirect_uri: redirectUri, scope, state, response_type: responseType, response_mode: responseMode } = ctx.query;
-  if (typeof scope !== 'string' || scope.split(' ').includes('openid')) return next();
+  const params = await requestParams(ctx);
+  const { client_id: clientId, redirect_uri: redirectUri, state, response_type: responseType, response_mode: responseMode } = params;
+  if (!lacksOpenidScope(params)) return next();
   if (typeof clientId !== 'string' || typeof redirectUri !== 'string' || typeof responseType !== 'string') return next();
   const provider = ctx.app as unknown as Provider;
   const client = (await provider.Client.find(clientId).catch(() => undefined)) as unknown as { redirectUriAllowed(uri: string): boolean } | undefined;
   if (!client?.redirectUriAllowed(redirectUri)) return next();
-  const params = new URLSearchParams({ error: 'invalid_scope', error_description: 'openid scope must be requested', iss: provider.issuer });
-  if (typeof state === 'string') params.set('state', state);
+  const answer = new URLSearchParams({ error: 'invalid_scope', error_description: 'openid scope must be requested', iss: provider.issuer });
+  if (typeof state === 'string') answer.set('state', state);
   const fragment = responseMode === 'fragment' || (responseMode !== 'query' && responseType !== 'code');
   const target = new URL(redirectUri);
-  if (fragment) target.hash = params.toString();
-  else for (const [key, value] of params) target.searchParams.set(key, value);
+  if (fragment) target.hash = answer.toString();
+  else for (const [key, value] of answer) target.searchParams.set(key, value);
   ctx.status = 303;
   ctx.redirect(target.href);
 };
@@ -38,3 +45,34 @@ export const bearerChallenge: EngineRule = async (ctx, next) => {
   if (challenge && !challenge.includes('error='))
     ctx.set('WWW-Authenticate', `${challenge}, error="invalid_token", error_description="no access token provided"`);
 };
+
+/**
+ * The engine drops `offline_access` unless the request has prompt=consent
+ * (OIDC Core 11). We issue a refresh token whenever it is requested
+ * (docs/oidc.md), so consent is asked for on the caller's behalf; the login
+ * UI grants it without a page (first-party). prompt=none is left alone.
+ */
+export const offlineAccessAsksConsent: EngineRule = async (ctx, next) => {
+  if (ctx.method === 'GET') {
+    const prompt = promptAskingConsent(ctx.query);
+    if (prompt) ctx.query = { ...ctx.query, prompt };
+  } else if (isFormPost(ctx)) {
+    // POST at authorization (ENABLE_HTTP_POST_METHODS): the engine reads the form as changed here.
+    const params = querystring.parse(await formBody(ctx));
+    const prompt = promptAskingConsent(params);
+    if (prompt) (ctx.req as { body?: string }).body = querystring.stringify({ ...params, prompt });
+  }
+  await next();
+};
+
+/** The prompt with consent added, when offline_access is asked for without it (and not with prompt=none). */
+export function promptAskingConsent(params: querystring.ParsedUrlQuery): string | undefined {
+  const prompt = spaceSeparated(params.prompt);
+  const asked = spaceSeparated(params.scope).includes('offline_access') && !prompt.includes('none') && !prompt.includes('consent');
+  return asked ? [...prompt, 'consent'].join(' ') : undefined;
+}
+
+/** A request that names a scope without `openid`: not OpenID Connect, which every authorization request here is (docs/oidc.md). */
+export function lacksOpenidScope(params: querystring.ParsedUrlQuery): boolean {
+  return typeof params.scope === 'string' && !spaceSeparated(params.scope).includes('openid');
+}

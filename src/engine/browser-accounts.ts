@@ -1,4 +1,5 @@
 import type Provider from 'oidc-provider';
+import type { EngineRule } from './rule-dispatch.ts';
 
 /**
  * A browser may hold several signed-in users at once. The engine's Session
@@ -61,4 +62,29 @@ export async function liveBrowserAccounts(provider: Provider, accounts: BrowserA
     const session = sessions[i] as unknown as { accountId?: string; jti: string; loginTs?: number } | undefined;
     return session && session.accountId === account.accountId ? [{ ...account, sessionId: session.jti, authTime: session.loginTs }] : [];
   });
+}
+
+type BrowserSession = { accountId?: string; uid: string; destroyed?: boolean } | undefined;
+
+/** Keeps the browser's list of signed-in users current: a user who signed in (authorization, resume) joins it. */
+export function rememberSignedInAccount(cookieOptions: Record<string, unknown>): EngineRule {
+  return async (ctx, next) => {
+    await next();
+    const session = ctx.oidc?.session as unknown as BrowserSession;
+    if (!session?.accountId || session.destroyed) return;
+    const accounts = readBrowserAccounts(ctx.cookies);
+    if (accounts[0]?.accountId !== session.accountId || accounts[0]?.sessionUid !== session.uid) {
+      writeBrowserAccounts(ctx.cookies, rememberAccount(accounts, { accountId: session.accountId, sessionUid: session.uid }), cookieOptions);
+    }
+  };
+}
+
+/** A user who signed out (the logout confirmation) leaves the browser's list of signed-in users. */
+export function forgetSignedOutAccount(cookieOptions: Record<string, unknown>): EngineRule {
+  return async (ctx, next) => {
+    await next();
+    const session = ctx.oidc?.session as unknown as BrowserSession;
+    if (session?.destroyed && session.accountId)
+      writeBrowserAccounts(ctx.cookies, forgetAccount(readBrowserAccounts(ctx.cookies), session.accountId), cookieOptions);
+  };
 }

@@ -10,7 +10,7 @@ import type { JwtAccessTokens } from './jwt-access-tokens.ts';
 import type { EngineRule } from './rule-dispatch.ts';
 import { invalidClient, invalidGrant, renderOAuthError } from './oauth-errors.ts';
 import { formBody, isFormPost } from './request-form.ts';
-import { promptAskingConsent } from './sign-in-policy.ts';
+import { lacksOpenidScope, promptAskingConsent } from './authorization-rules.ts';
 
 // Rules for the requests clients send to the token, introspection,
 // revocation, pushed authorization request and device authorization endpoints: we read the form body first (bounded), apply the
@@ -154,8 +154,7 @@ function tokenLookupForm(jwt: JwtAccessTokens, accepted?: ReadonlySet<AuthMethod
 const pushedAuthorizationForm = formRule((_ctx, params, method) => {
   requireAuthentication(params, method);
   if (params.request_uri !== undefined) throw new errors.InvalidRequest('request_uri must not be used at the pushed authorization request endpoint');
-  const scope = typeof params.scope === 'string' ? params.scope.split(' ') : [];
-  if (typeof params.scope === 'string' && !scope.includes('openid')) throw new errors.InvalidScope('openid scope must be requested', 'openid');
+  if (lacksOpenidScope(params)) throw new errors.InvalidScope('openid scope must be requested', 'openid');
   const prompt = promptAskingConsent(params);
   if (!prompt) return false;
   params.prompt = prompt;

@@ -11,14 +11,16 @@ import { logoutSource, postLogoutSuccessSource } from './logout.ts';
 import { EXTRA_CLIENT_METADATA } from '../domain/apps.ts';
 import { interactionPolicyFor } from './interaction-policy.ts';
 import { secondFactorAtTokenEndpoint, type ForcedMfa } from './second-factor-rule.ts';
-import { expiresWithSession, loadFirstPartyGrant } from './sign-in-policy.ts';
+import { loadFirstPartyGrant } from './first-party-grant.ts';
+import { expiresWithSession } from './session-tokens.ts';
 import { introspectionAllowed, revocationAllowed } from './token-policies.ts';
 import type { UserLookup } from './accounts.ts';
+import type { ImpersonationCheck } from './grants/token-exchange.ts';
 import type { MachineKeyLookup } from '../storage/machine-key-cache.ts';
 import type { FeatureName } from '../storage/features.ts';
 import type { Database } from '../storage/database.ts';
 import type { AuthThrottle } from '../security/auth-throttle.ts';
-import { tokenExtraClaims, type ExchangeOutcomes } from './grants/token-extras.ts';
+import { tokenExtraClaims, type ExchangeOutcomes } from './grants/exchange-outcomes.ts';
 import { DEVICE_CODE_LIFETIME } from './device-flow.ts';
 import type { DeliveryResult } from './backchannel-logout.ts';
 import type { OutboundFetch } from '../outbound/client.ts';
@@ -62,6 +64,8 @@ export interface EngineDependencies {
   featureEnabled: (name: FeatureName) => Promise<boolean>;
   /** Users as hot paths read them (cached briefly, cleared on change). */
   lookupUser: UserLookup;
+  /** Token exchange: whether an actor may act for a subject (src/queries/principal.ts). */
+  mayImpersonate: ImpersonationCheck;
   /** Machine users' registered keys (cached briefly, cleared on change). */
   machineKeys: MachineKeyLookup;
   exchanges: ExchangeOutcomes;

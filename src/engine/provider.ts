@@ -5,7 +5,7 @@ import { engineConfiguration, sessionCookieSameSite, type EngineDependencies } f
 import { jwtAccessTokens } from './jwt-access-tokens.ts';
 import { overrideEngine } from './engine-overrides.ts';
 import { clientRequestRules, renameDpopReplay, tokenErrorNames } from './client-request-rules.ts';
-import { bearerChallenge, openidScopeRequired } from './authorization-rules.ts';
+import { bearerChallenge, offlineAccessAsksConsent, openidScopeRequired } from './authorization-rules.ts';
 import { introspectionDetails } from './token-policies.ts';
 import { registerGrants, tokenExchangeInDiscoveryWhileOn } from './grants/index.ts';
 import { rulesByEndpoint, type EngineRule } from './rule-dispatch.ts';
@@ -14,15 +14,12 @@ import { sessionIndex } from '../storage/user-sessions.ts';
 import { DEVICE_POLL_MODEL, deviceGrantNotAllowed, devicePollInterval, freshUserCodeForm, pacedDevicePolling, throttleUserCodes } from './device-flow.ts';
 import { hardenEnginePages } from './page-hardening.ts';
 import { refuseNulParameters } from './request-form.ts';
-import {
-  forgetSignedOutAccount,
-  offlineAccessAsksConsent,
-  rememberSignedInAccount,
-  revokeAccessTokensAtLogout,
-  switchToHintedSession,
-} from './sign-in-policy.ts';
+import { forgetSignedOutAccount, rememberSignedInAccount } from './browser-accounts.ts';
+import { switchToHintedSession } from './hinted-session.ts';
+import { revokeAccessTokensAtLogout } from './session-tokens.ts';
 import { throttleClientAuthentication } from './throttle-rule.ts';
 import { RETRY_AFTER_SECONDS } from '../storage/outage.ts';
+import { spaceSeparated } from '../domain/space-separated.ts';
 
 /**
  * Clients cache the key set (OIDC Core 10.1.1); keys are published before they
@@ -92,7 +89,7 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   );
 
   // A refreshed token's gty lists its history ("authorization_code refresh_token"): count the last step.
-  const issued = (token: { gty?: string }) => deps.onTokenIssued?.(token.gty?.split(' ').pop() ?? 'unknown');
+  const issued = (token: { gty?: string }) => deps.onTokenIssued?.(spaceSeparated(token.gty).pop() ?? 'unknown');
   provider.on('access_token.saved', issued);
   provider.on('client_credentials.saved', () => deps.onTokenIssued?.('client_credentials'));
 

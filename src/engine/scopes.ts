@@ -1,5 +1,6 @@
 import { errors } from 'oidc-provider';
 import { KNOWN_SCOPES } from './claims.ts';
+import { spaceSeparated } from '../domain/space-separated.ts';
 
 /**
  * The one parser of a `scope` parameter for the grants we handle ourselves
@@ -7,7 +8,7 @@ import { KNOWN_SCOPES } from './claims.ts';
  * this service knows — the engine would drop unknown ones silently.
  */
 function knownScopes(raw: string): string[] {
-  const scopes = [...new Set(raw.split(' ').filter(Boolean))];
+  const scopes = [...new Set(spaceSeparated(raw))];
   const unknown = scopes.find((scope) => !KNOWN_SCOPES.has(scope));
   if (unknown) throw new errors.InvalidScope(`unknown scope ${unknown}`, unknown);
   return scopes;

@@ -2,6 +2,7 @@ import { errors, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EffectivePolicy } from '../domain/policies/kind.ts';
 import type { UserLookup } from './accounts.ts';
+import { spaceSeparated } from '../domain/space-separated.ts';
 
 /**
  * The `acr` of a sign-in with a second factor (docs/oidc.md): a password and
@@ -22,7 +23,7 @@ export function forcedMfaOf(lookupUser: UserLookup, policies: EffectivePolicy): 
 
 /** An app asks for a second factor with acr_values=mfa (OIDC Core 3.1.2.1). */
 export function mfaRequested(acrValues: unknown): boolean {
-  return typeof acrValues === 'string' && acrValues.split(' ').includes(MFA_ACR);
+  return spaceSeparated(acrValues).includes(MFA_ACR);
 }
 
 /**

@@ -6,6 +6,7 @@ import { CLAIMS_BY_SCOPE, ROLES_SCOPE } from './claims.ts';
 import { userClaims, type UserLookup } from './accounts.ts';
 import { MACHINE_KEY_CLAIM } from './key-bound-tokens.ts';
 import type { EngineRule } from './rule-dispatch.ts';
+import { spaceSeparated } from '../domain/space-separated.ts';
 
 interface ClientLike {
   clientId: string;
@@ -78,7 +79,7 @@ export async function revocationAllowed(_ctx: KoaContextWithOIDC, client: Client
 
 /** The user claims a set of scopes releases (OIDC Core 5.4). */
 function claimsOfScopes(scope: string | undefined): Set<string> {
-  return new Set((scope ?? '').split(' ').flatMap((s) => CLAIMS_BY_SCOPE[s] ?? []));
+  return new Set(spaceSeparated(scope).flatMap((s) => CLAIMS_BY_SCOPE[s] ?? []));
 }
 
 /**

@@ -1,3 +1,5 @@
+import { spaceSeparated } from '../domain/space-separated.ts';
+
 // Message catalogues of the login pages. A page is shown in the first
 // language of ui_locales we have, else the best of Accept-Language, else English.
 
@@ -197,8 +199,7 @@ function primary(tag: string): string {
 /** ui_locales (space-delimited, in order) first, then Accept-Language by weight. */
 export function chooseLanguage(uiLocales: unknown, acceptLanguage: string | undefined): string {
   if (typeof uiLocales === 'string') {
-    const match = uiLocales
-      .split(' ')
+    const match = spaceSeparated(uiLocales)
       .map(primary)
       .find((tag) => LANGUAGES.includes(tag));
     if (match) return match;

@@ -2,7 +2,7 @@ import type { EngineHolder } from '../engine/engine-holder.ts';
 import { API_SCOPE } from '../engine/claims.ts';
 import { mayHoldApiScope } from '../engine/api-scope.ts';
 import type { UserLookup } from '../engine/accounts.ts';
-import type { ExchangeOutcomes } from '../engine/grants/token-extras.ts';
+import type { ExchangeOutcomes } from '../engine/grants/exchange-outcomes.ts';
 import type { TokenOwner } from '../domain/tokens.ts';
 
 interface EngineToken {

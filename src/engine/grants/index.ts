@@ -21,7 +21,8 @@ export function registerGrants(provider: Provider, deps: EngineDependencies): vo
   provider.registerGrantType(
     TOKEN_EXCHANGE_GRANT,
     tokenExchangeGrant({
-      db: deps.db,
+      lookupUser: deps.lookupUser,
+      mayImpersonate: deps.mayImpersonate,
       featureEnabled: deps.featureEnabled,
       issuer,
       publicKeys: publicJwks(deps.jwks),

@@ -1,21 +1,19 @@
 import type Provider from 'oidc-provider';
 import { errors, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWK, type JWTPayload } from 'jose';
-import type { Queryable } from '../../storage/database.ts';
-import { findUser } from '../../storage/users.ts';
-import { membershipsOf } from '../../storage/memberships.ts';
 import type { FeatureName } from '../../storage/features.ts';
-import { mayImpersonate } from '../../domain/roles.ts';
+import type { UserLookup } from '../accounts.ts';
 import { API_SCOPE, CLAIMS_BY_SCOPE } from '../claims.ts';
 import { optionalScopes } from '../scopes.ts';
 import { grantableScopes } from '../api-scope.ts';
-import type { ExchangeOutcomes } from './token-extras.ts';
+import type { ExchangeOutcomes } from './exchange-outcomes.ts';
 import { mintIdToken, tokenOnNewGrant } from './issue.ts';
 import { bindRefreshToken, bindToDpopProof } from './dpop.ts';
 import { invalidGrant } from '../oauth-errors.ts';
 import { TOKEN_EXCHANGE_GRANT } from '../../domain/grant-types.ts';
 import { audienceOf, type TokenLike } from '../token-policies.ts';
 import { liveSessionOf, type SessionBoundToken } from '../exchanged-token-sessions.ts';
+import { spaceSeparated } from '../../domain/space-separated.ts';
 
 export const TOKEN_EXCHANGE_PARAMETERS = [
   'subject_token',
@@ -52,7 +50,6 @@ interface Party {
 interface ExchangeContext {
   ctx: KoaContextWithOIDC;
   provider: Provider;
-  db: Queryable;
   issuer: string;
   keys: JSONWebKeySet;
 }
@@ -73,7 +70,7 @@ async function fromAccessToken(x: ExchangeContext, value: string): Promise<Party
   if (!token?.accountId) throw invalidGrant('token is not an active access token of a user');
   return {
     userId: token.accountId,
-    scopes: token.scope?.split(' ').filter(Boolean) ?? [],
+    scopes: spaceSeparated(token.scope),
     audience: (await audienceOf(x.provider, token)) ?? [],
     kind: 'access_token',
     ...(token.sessionUid ? { sessionUid: token.sessionUid } : {}),
@@ -169,18 +166,8 @@ function checkSubjectFor(client: { clientId: string; project_id?: unknown }, sub
   throw invalidGrant('the subject_token was not issued to this client or its project');
 }
 
-/** The actor is an active user. */
-async function checkActor(db: Queryable, actor: Party): Promise<void> {
-  const user = await findUser(db, actor.userId);
-  if (user?.state !== 'active') throw invalidGrant('the actor is not an active user');
-}
-
-/** Acting for another user needs an impersonator role, and reaches end users only (docs/security.md). */
-async function checkImpersonation(db: Queryable, actorId: string, subject: { id: string; org_id: string }): Promise<void> {
-  const [actorMemberships, subjectMemberships] = await Promise.all([membershipsOf(db, actorId), membershipsOf(db, subject.id)]);
-  if (!mayImpersonate(actorMemberships, { orgId: subject.org_id, memberships: subjectMemberships }))
-    throw new errors.InvalidRequest('impersonation not permitted');
-}
+/** Whether the actor may act for the subject, a user of `orgId` (src/queries/principal.ts). */
+export type ImpersonationCheck = (actorId: string, subject: { userId: string; orgId: string }) => Promise<boolean>;
 
 /** RFC 8693 2.1: the requested audience must be among those of the presented tokens. */
 function checkAudience(requested: string[], subject: Party, actor: Party | undefined): void {
@@ -211,7 +198,10 @@ function grantedScopes(ctx: KoaContextWithOIDC, subject: Party, ceiling: string[
 }
 
 export interface TokenExchangeDeps {
-  db: Queryable;
+  /** Users as hot paths read them (cached briefly, cleared on change): subject and actor must be active. */
+  lookupUser: UserLookup;
+  /** Acting for another user needs an impersonator role, and reaches end users only (docs/security.md). */
+  mayImpersonate: ImpersonationCheck;
   featureEnabled: (name: FeatureName) => Promise<boolean>;
   issuer: string;
   /** Public signing keys of this service, to verify our ID tokens. */
@@ -232,7 +222,7 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
     if (!(await deps.featureEnabled('oidcTokenExchange'))) throw new errors.UnsupportedGrantType();
     if (param(ctx, 'resource') !== undefined) throw new errors.InvalidTarget('the resource parameter is not supported');
     const provider = ctx.oidc.provider as Provider;
-    const x: ExchangeContext = { ctx, provider, db: deps.db, issuer: deps.issuer, keys: deps.publicKeys };
+    const x: ExchangeContext = { ctx, provider, issuer: deps.issuer, keys: deps.publicKeys };
     const client = ctx.oidc.client!;
 
     const subjectToken = param(ctx, 'subject_token');
@@ -253,10 +243,12 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
     const requestedAudience = (Array.isArray(audienceParam) ? audienceParam : audienceParam ? [audienceParam] : []).map(String);
     checkAudience(requestedAudience, subject, actor);
 
-    const user = await findUser(deps.db, subject.userId);
+    const user = await deps.lookupUser(subject.userId);
     if (user?.state !== 'active') throw invalidGrant('the subject is not an active user');
-    if (actor) await checkActor(deps.db, actor);
-    if (actor && actor.userId !== subject.userId) await checkImpersonation(deps.db, actor.userId, user);
+    if (actor && (await deps.lookupUser(actor.userId))?.state !== 'active') throw invalidGrant('the actor is not an active user');
+    if (actor && actor.userId !== subject.userId && !(await deps.mayImpersonate(actor.userId, { userId: user.id, orgId: user.org_id }))) {
+      throw new errors.InvalidRequest('impersonation not permitted');
+    }
     // Asked-for scopes beyond the ceiling are an error; the API scope for an
     // app that may not hold it is left out silently, as at the authorization endpoint.
     const scopes = grantableScopes(client, grantedScopes(ctx, subject, scopeCeiling(subject, actor)));

@@ -12,7 +12,7 @@ export interface ExchangeOutcome {
 /**
  * Kept per grant, as long as the grant, so tokens refreshed from an
  * exchanged grant keep their actor and audience (the engine's refresh tokens
- * have no place for them). Stored where the grant is (single-token-grants.ts).
+ * have no place for them). Stored where the grant is (grant-keyed-adapter.ts).
  */
 export interface ExchangeOutcomes {
   remember(grantId: string, outcome: ExchangeOutcome, lifetime: number): Promise<void>;
