@@ -4,7 +4,7 @@ import { userNameTaken } from '../storage/users.ts';
 import { AlreadyExists, InvalidArgument, fieldError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Principal } from '../domain/roles.ts';
-import { assertMayManageUsers } from '../queries/get-user.ts';
+import { assertMayManageUsers } from '../domain/permissions.ts';
 import { prepareHuman, writeHuman, type HumanInput, type OrgSettings } from './setup-org.ts';
 
 export interface AddUserResult {

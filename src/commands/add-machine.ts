@@ -5,7 +5,7 @@ import { AlreadyExists } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Principal } from '../domain/roles.ts';
 import { DEFAULT_MACHINE_ACCESS_TOKEN_TYPE, type MachineAccessTokenType } from '../domain/users.ts';
-import { assertMayManageUsers } from '../queries/get-user.ts';
+import { assertMayManageUsers } from '../domain/permissions.ts';
 import type { AddUserResult } from './add-human.ts';
 
 /** A machine user as the API describes it (docs/api/users.md), already schema-valid. */

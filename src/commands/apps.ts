@@ -10,7 +10,8 @@ import { generateSecret, secretDigest } from '../security/secrets.ts';
 import { generateMachineKeyPair } from '../security/machine-keys.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
 import type { Announce } from '../storage/invalidation.ts';
-import { projectOfOrg, requireOrgOwner } from '../queries/projects.ts';
+import { projectOfOrg } from '../queries/projects.ts';
+import { requireOrgOwner } from '../domain/permissions.ts';
 import { appOfProject } from '../queries/apps.ts';
 
 export interface AppDeps {

@@ -18,7 +18,8 @@ import {
 import { NotFound, fieldError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Principal } from '../domain/roles.ts';
-import { assertMachine, assertMayManageUsers, userToActOn } from '../queries/get-user.ts';
+import { assertMachine, userToActOn } from '../queries/get-user.ts';
+import { assertMayManageUsers } from '../domain/permissions.ts';
 import { generateSecret, secretDigest } from '../security/secrets.ts';
 import { generateMachineKeyPair, serviceAccountKeyFile } from '../security/machine-keys.ts';
 

@@ -1,7 +1,8 @@
 import type { Database } from '../storage/database.ts';
 import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
 import { addProject, addProjectRole, projectRoleExists } from '../storage/projects.ts';
-import { projectOfOrg, requireOrgOwner } from '../queries/projects.ts';
+import { projectOfOrg } from '../queries/projects.ts';
+import { requireOrgOwner } from '../domain/permissions.ts';
 import { AlreadyExists } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Principal } from '../domain/roles.ts';

@@ -4,7 +4,8 @@ import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-lo
 import { removeUser as deleteUser } from '../storage/users.ts';
 import { InvalidArgument } from '../domain/errors.ts';
 import type { Principal } from '../domain/roles.ts';
-import { assertMayManageUsers, userToActOn } from '../queries/get-user.ts';
+import { userToActOn } from '../queries/get-user.ts';
+import { assertMayManageUsers } from '../domain/permissions.ts';
 
 /**
  * `DELETE /management/v1/users/{userId}`: the user and, with it, its PATs,

@@ -4,7 +4,8 @@ import { addUserGrant as insertUserGrant, existingRoleKeys, findProjectOwner, us
 import { AlreadyExists, InvalidArgument, NotFound, type FieldViolation } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Principal } from '../domain/roles.ts';
-import { assertMayManageUsers, managedUser } from '../queries/get-user.ts';
+import { managedUser } from '../queries/get-user.ts';
+import { assertMayManageUsers } from '../domain/permissions.ts';
 
 export interface UserGrantInput {
   projectId: string;

@@ -1,4 +1,20 @@
+import { PermissionDenied } from './errors.ts';
 import { hasInstanceRole, mayActInOrg, type Principal, type RoleMembership } from './roles.ts';
+
+// Who may do what (docs/security.md): the rules every command and query of
+// the admin API checks, as plain functions of the caller's roles.
+
+/** Users of an org are managed by IAM_OWNER, or ORG_OWNER / ORG_USER_MANAGER of that org (docs/api/users.md). */
+export function assertMayManageUsers(actor: Principal, orgId: string): void {
+  if (!mayActInOrg(actor, orgId, 'ORG_OWNER', 'ORG_USER_MANAGER')) {
+    throw new PermissionDenied('managing users of this organization requires ORG_OWNER or ORG_USER_MANAGER');
+  }
+}
+
+/** Projects and their apps are the org owner's business. */
+export function requireOrgOwner(actor: Principal, orgId: string): void {
+  if (!mayActInOrg(actor, orgId, 'ORG_OWNER')) throw new PermissionDenied('managing projects and apps requires ORG_OWNER');
+}
 
 /**
  * Acting on another user's credentials or security state (removing a second

@@ -4,7 +4,8 @@ import { findApp, settingsOf, type AppRow } from '../storage/apps.ts';
 import type { AppSettings } from '../domain/apps.ts';
 import { NotFound } from '../domain/errors.ts';
 import type { Principal } from '../domain/roles.ts';
-import { projectOfOrg, requireOrgOwner } from './projects.ts';
+import { projectOfOrg } from './projects.ts';
+import { requireOrgOwner } from '../domain/permissions.ts';
 
 /** The view of an app (docs/api/projects-apps.md): its settings and ids, never its secret. */
 export interface AppView extends AppSettings {

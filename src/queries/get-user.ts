@@ -7,7 +7,7 @@ import { userGrantsOf } from '../storage/grants.ts';
 import { InvalidArgument, NotFound, PermissionDenied } from '../domain/errors.ts';
 import { loginName } from '../domain/users.ts';
 import { mayActInOrg, type Principal } from '../domain/roles.ts';
-import { holdsEveryRoleOf } from '../domain/permissions.ts';
+import { assertMayManageUsers, holdsEveryRoleOf } from '../domain/permissions.ts';
 
 export interface UserView {
   id: string;
@@ -67,13 +67,6 @@ export async function getUser(db: Queryable, actor: Principal, orgId: string, us
 }
 
 // ---- who may manage which user (shared by the user commands)
-
-/** Users of an org are managed by IAM_OWNER, or ORG_OWNER / ORG_USER_MANAGER of that org (docs/api/users.md). */
-export function assertMayManageUsers(actor: Principal, orgId: string): void {
-  if (!mayActInOrg(actor, orgId, 'ORG_OWNER', 'ORG_USER_MANAGER')) {
-    throw new PermissionDenied('managing users of this organization requires ORG_OWNER or ORG_USER_MANAGER');
-  }
-}
 
 /** A user of the acting org the actor may manage: 403 without the roles, 404 for an unknown user or one of another org. */
 export async function managedUser(db: Queryable, actor: Principal, orgId: string, userId: string): Promise<UserRow> {

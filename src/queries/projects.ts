@@ -1,13 +1,9 @@
 import type { Queryable } from '../storage/database.ts';
 import { readDetails, type WriteDetails } from '../storage/event-log.ts';
 import { findProject, projectRoles, type ProjectRow } from '../storage/projects.ts';
-import { NotFound, PermissionDenied } from '../domain/errors.ts';
-import { mayActInOrg, type Principal } from '../domain/roles.ts';
-
-/** Projects and their apps are the org owner's business. */
-export function requireOrgOwner(actor: Principal, orgId: string): void {
-  if (!mayActInOrg(actor, orgId, 'ORG_OWNER')) throw new PermissionDenied('managing projects and apps requires ORG_OWNER');
-}
+import { NotFound } from '../domain/errors.ts';
+import type { Principal } from '../domain/roles.ts';
+import { requireOrgOwner } from '../domain/permissions.ts';
 
 /** A project of the acting org; projects of other orgs are "not found" there. */
 export async function projectOfOrg(db: Queryable, orgId: string, projectId: string): Promise<ProjectRow> {
