@@ -7,10 +7,22 @@ import { getDpopJwt } from 'oidc-provider/lib/helpers/validate_dpop.js';
 import type { MachineKeyLookup } from '../storage/machine-key-cache.ts';
 import { ADAPTER_METHODS } from '../../adapters/instrumented.ts';
 import { digestsEqual, secretDigest } from '../security/secrets.ts';
-import { looksLikeJwt, type JwtAccessTokens, type JwtTokenRecord } from './jwt-access-tokens.ts';
+import { looksLikeJwt, type JwtAccessTokens } from './jwt-access-tokens.ts';
 import { boundKeyStillActive, type KeyBoundToken } from './key-bound-tokens.ts';
 import { originSessionLives, type SessionBoundToken } from './exchanged-token-sessions.ts';
 import type { LogoutDeliveries } from './backchannel-logout.ts';
+import type {
+  ClientClass,
+  ReplayDetectionClass,
+  Claim,
+  ClaimingAdapter,
+  RefreshTokenRecord,
+  RefreshTokenClass,
+  RotatingAdapter,
+  RecordStore,
+  TokenClass,
+  TokenRecord,
+} from './patched-engine-types.ts';
 
 /**
  * Every change this service makes to the engine's own classes, in the one
@@ -20,68 +32,6 @@ import type { LogoutDeliveries } from './backchannel-logout.ts';
  * PATCHED_MEMBERS; a test checks them on a bare engine, so an upgrade that
  * renames or drops one fails there instead of silently unpatching.
  */
-
-interface ClientClass {
-  prototype: {
-    clientId: string;
-    backchannelLogout(sub: string, sid: string): Promise<void>;
-    clientSecret?: string;
-    compareClientSecret(actual: string): boolean;
-    responseTypeAllowed(type: string): boolean;
-  };
-  Schema: { prototype: { dev_mode?: boolean; invalidate(message: string, code?: string): void } };
-  find(id: string): Promise<unknown>;
-  adapter: { find(id: string): Promise<object | undefined> };
-}
-
-interface ReplayDetectionClass {
-  unique(iss: string, jti: string, exp: number): Promise<boolean>;
-  adapter: { claim?(id: string, payload: object, expiresIn: number): Promise<boolean> };
-}
-
-/** A replay record to write once, as the adapters' `claim` takes it. */
-interface Claim {
-  model: 'ReplayDetection';
-  id: string;
-  payload: object;
-  expiresIn: number;
-}
-
-interface ClaimingAdapter {
-  upsertClaiming?(claim: Claim, id: string, payload: object, expiresIn?: number): Promise<boolean>;
-}
-
-interface RefreshTokenRecord {
-  jti: string;
-  emit(event: string): void;
-}
-
-interface RefreshTokenClass {
-  prototype: RefreshTokenRecord & { consume(): Promise<void>; save(): Promise<string> };
-  adapter: RotatingAdapter;
-}
-
-interface RotatingAdapter {
-  upsert(id: string, payload: object, expiresIn?: number): Promise<void>;
-  rotate?(consumedId: string, id: string, payload: object, expiresIn?: number): Promise<boolean>;
-}
-
-interface RecordStore {
-  find(id: string): Promise<{ grantId?: string } | undefined>;
-  /** adapters/postgres.ts: the record and its grant in one round trip. */
-  findWithGrant?(id: string): Promise<{ record?: { grantId?: string }; grant?: object }>;
-}
-
-interface TokenClass {
-  prototype: { getValueAndPayload(this: TokenRecord): Promise<{ value: string; payload: unknown }> };
-  find(value: string, options?: unknown): Promise<unknown>;
-}
-
-type TokenRecord = JwtTokenRecord & {
-  /** Set by token exchange: the requested token type decides the format. */
-  format_override?: 'jwt' | 'opaque';
-  client?: JwtTokenRecord['client'] & { access_token_type?: string };
-};
 
 /** Members of the engine's models that the overrides below replace, as `Model.member` or `Model.prototype.member`. */
 export const PATCHED_MEMBERS = [
@@ -125,10 +75,18 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
   for (const path of PATCHED_MEMBERS) {
     if (patchedMember(provider, path) === undefined) throw new Error(`the OIDC engine has no ${path} to override`);
   }
-  const Client = provider.Client as unknown as ClientClass;
-  const AccessToken = provider.AccessToken as unknown as TokenClass;
-  const ClientCredentials = provider.ClientCredentials as unknown as TokenClass;
+  overrideClients(provider, deps.secretKey);
+  overrideTokenFormat(provider, deps.jwt);
+  overrideTokenLookups(provider, deps);
+  overrideBackchannelLogout(provider, deps.logouts);
+  overrideReplayDetection(provider);
+  overrideRefreshRotation(provider);
+  overrideRefreshReads(provider);
+}
 
+/** 1–4: how apps are checked and found. */
+function overrideClients(provider: Provider, secretKey: Buffer): void {
+  const Client = provider.Client as unknown as ClientClass;
   // 1. A response type the app is not set up for is `unauthorized_client`
   //    (RFC 6749 4.1.2.1); the engine says invalid_request. It is still
   //    sent to the redirect_uri.
@@ -143,7 +101,7 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
   //    constant time.
   Client.prototype.compareClientSecret = function compareClientSecret(actual: string) {
     if (!this.clientSecret || typeof actual !== 'string') return false;
-    return digestsEqual(Buffer.from(this.clientSecret, 'base64url'), secretDigest(deps.secretKey, actual));
+    return digestsEqual(Buffer.from(this.clientSecret, 'base64url'), secretDigest(secretKey, actual));
   };
 
   // 3. Dev-mode apps may use http and localhost redirect URIs for the
@@ -171,7 +129,12 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
     }
     return client;
   };
+}
 
+/** 5–8: JWT access tokens, handed out and found by their value. */
+function overrideTokenFormat(provider: Provider, jwt: JwtAccessTokens): void {
+  const AccessToken = provider.AccessToken as unknown as TokenClass;
+  const ClientCredentials = provider.ClientCredentials as unknown as TokenClass;
   // 5, 6. Access tokens of apps and machine users set to JWT: the stored
   //    record keeps its opaque id as `jti`, the value handed out is the
   //    signed JWT (the engine's own JWT access tokens are not stored, so
@@ -181,10 +144,10 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
     const opaqueValue = model.prototype.getValueAndPayload;
     model.prototype.getValueAndPayload = async function jwtOrOpaque(this: TokenRecord) {
       const stored = await opaqueValue.call(this);
-      const jwt = this.format_override ? this.format_override === 'jwt' : this.client?.access_token_type === 'jwt';
-      if (!jwt) return stored;
+      const asJwt = this.format_override ? this.format_override === 'jwt' : this.client?.access_token_type === 'jwt';
+      if (!asJwt) return stored;
       const { iat, exp } = stored.payload as { iat: number; exp: number };
-      return { value: await deps.jwt.sign(this, iat, exp), payload: stored.payload };
+      return { value: await jwt.sign(this, iat, exp), payload: stored.payload };
     };
   }
 
@@ -194,11 +157,15 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
     const findStored = model.find.bind(model);
     model.find = async (value: string, options?: unknown) => {
       if (typeof value !== 'string' || !looksLikeJwt(value)) return findStored(value, options);
-      const jti = await deps.jwt.tokenIdOf(value);
+      const jti = await jwt.tokenIdOf(value);
       return jti ? findStored(jti, options) : undefined;
     };
   }
+}
 
+/** 9, 9a: tokens found only while what they depend on still holds. */
+function overrideTokenLookups(provider: Provider, deps: OverrideDeps): void {
+  const AccessToken = provider.AccessToken as unknown as TokenClass;
   // 9. A user's access token obtained with a machine key (JWT profile) is
   //    found only while that key is active: wraps 7, so it applies to both
   //    spellings of the token.
@@ -221,7 +188,11 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
       return token && (await originSessionLives(provider, token)) ? token : undefined;
     };
   }
+}
 
+/** 10: back-channel logout in the background. */
+function overrideBackchannelLogout(provider: Provider, logouts: LogoutDeliveries): void {
+  const Client = provider.Client as unknown as ClientClass;
   // 10. Back-channel logout: the engine awaits every app's answer (up to its
   //     2.5 s timeout each) before the user's logout goes on, and tries
   //     once. Deliveries go to the background instead, with retries, their
@@ -229,10 +200,13 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
   //     backchannel.success event therefore only means "sent off".
   const backchannelLogout = Client.prototype.backchannelLogout;
   Client.prototype.backchannelLogout = function sendInBackground(sub: string, sid: string) {
-    deps.logouts.send(() => backchannelLogout.call(this, sub, sid), this.clientId);
+    logouts.send(() => backchannelLogout.call(this, sub, sid), this.clientId);
     return Promise.resolve();
   };
+}
 
+/** 11, 12: replay records claimed atomically, with the client_credentials token where the store can. */
+function overrideReplayDetection(provider: Provider): void {
   // 11. Replay detection (DPoP proofs, client assertions, JWT profile
   //     assertions): the engine looks the id up and then saves it, so two
   //     nodes given the same proof at once could both accept it. Our stores
@@ -280,7 +254,10 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
     writeOnlyIf(this, (id, payload, expiresIn) => store.upsertClaiming!(claim, id, payload, expiresIn), 'DPoP proof JWT Replay detected');
     return saveClientCredentials.call(this);
   };
+}
 
+/** 13: refresh token rotation in one atomic step. */
+function overrideRefreshRotation(provider: Provider): void {
   // 13. Refresh token rotation: the engine consumes the presented token and
   //     then saves its successor, two writes one after the other, and two
   //     requests presenting the same token at once could both pass the
@@ -317,7 +294,10 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
     );
     return save.call(this);
   };
+}
 
+/** 14: the refresh grant's token and grant read in one round trip. */
+function overrideRefreshReads(provider: Provider): void {
   // 14. The refresh token grant reads the presented token and then its
   //     grant: two round trips to PostgreSQL. Where the store can, the
   //     token's read brings its grant along (one statement) and the grant
