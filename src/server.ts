@@ -21,10 +21,11 @@ import { exchangeOutcomes } from './engine/grants/exchange-outcomes.ts';
 import { EngineHolder } from './engine/engine-holder.ts';
 import { healthRoutes, type Dependency } from './http/health.ts';
 import { createMetrics, metricsRoutes } from './http/metrics.ts';
-import { trackConnections } from './http/connections.ts';
+import { trackConnections, type ConnectionTracker } from './http/connections.ts';
 import { pageAssetRoutes } from './http/page-assets.ts';
 import { consoleRoutes, loadConsoleBundle } from './http/console.ts';
-import { localInvalidation, redisInvalidation, type CacheTopic } from './storage/invalidation.ts';
+import { localInvalidation, redisInvalidation, type Announce, type CacheTopic, type Invalidation } from './storage/invalidation.ts';
+import type { OrgSettings } from './commands/setup-org.ts';
 import { userCache } from './storage/user-cache.ts';
 import { machineKeyCache } from './storage/machine-key-cache.ts';
 import { featureCache } from './storage/feature-cache.ts';
@@ -77,37 +78,14 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const sealingKey = deriveKey(master.key, 'signing key sealing');
 
     const redis = redisConfigured(config) ? await connectRedis(config) : undefined;
-    if (redis) {
-      closers.unshift(() => closeRedis(redis));
-      logConnectionChanges(redis, log);
-    }
+    if (redis) closers.unshift(() => closeRedis(redis));
+    if (redis) logConnectionChanges(redis, log);
 
     const secretKey = deriveKey(master.key, 'secret digests');
     const orgSettings = { instanceDomain: config.instanceDomain, passwordPolicy: { minLength: config.passwordMinLength } };
-    const created = await firstStart(db, {
-      ...orgSettings,
-      instanceOrgName: config.instanceOrgName,
-      adminPassword: config.adminPassword,
-      dataDir: config.dataDir,
-      secretKey,
-    }).catch((err) => {
-      throw err instanceof InvalidArgument
-        ? new ConfigError(`ADMIN_PASSWORD breaks the password policy: ${err.violations[0]?.description ?? err.message}`)
-        : err;
-    });
-    if (created) {
-      log.info(
-        { adminLoginName: created.adminLoginName, patFile: created.files.pat, keyFile: created.files.key, passwordFile: created.files.password },
-        'first start: created the instance; admin credentials written to DATA_DIR (mode 0600)',
-      );
-    }
-    const consoleApp = await ensureConsoleApp(db, config.issuer);
-    if (consoleApp !== 'unchanged') log.info({ consoleApp }, 'the console app is ready');
+    await ensureInstance(db, config, log, { ...orgSettings, secretKey });
 
-    await ensureSigningKey(db, sealingKey);
-    await advanceSigningKeys(db, sealingKey, { interval: config.keyRotationInterval });
-    const retainFor = Math.max(config.idTokenLifetime, config.accessTokenLifetime);
-    const keys = await loadSigningKeys(db, sealingKey, retainFor);
+    const { keys, retainFor } = await prepareSigningKeys(db, sealingKey, config);
     if (db.kind === 'pglite') restrictDataDir(config.dataDir);
 
     let currentKeys = keys;
@@ -116,18 +94,8 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     closers.unshift(() => invalidation.close());
     // Commands announce what they changed; every node's caches clear themselves.
     const announce = (topic: CacheTopic) => invalidation.publish(topic);
-    const users = userCache(db);
-    invalidation.on('users', () => users.clear());
-    const clients = new ClientDirectory(db);
-    invalidation.on('clients', () => clients.clear());
+    const { users, clients, machineKeys, features, policies } = nodeCaches(db, invalidation);
     const lookupUser = (id: string) => users.get(id);
-    const machineKeys = machineKeyCache(db);
-    invalidation.on('clients', () => machineKeys.clear());
-    invalidation.on('users', () => machineKeys.clear());
-    const features = featureCache(db);
-    invalidation.on('features', () => features.clear());
-    const policies = policyCache(db);
-    invalidation.on('policies', () => policies.clear());
     const forcedMfa = forcedMfaOf(lookupUser, policies.effective);
     const throttle = await createAuthThrottle(
       { limit: config.authFailureLimit, window: config.authFailureWindow, trustProxy: config.trustProxy },
@@ -219,71 +187,161 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         }),
       ],
     });
-    const server = createServer(app);
-    // Node hands CONNECT (RFC 9110 9.3.6) to 'connect' listeners and closes
-    // the socket unanswered without one; no path here is a tunnel.
-    server.on('connect', (_req, socket) => socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n'));
-    const connections = trackConnections(server);
-    server.keepAliveTimeout = 65_000;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => resolve());
-    });
+    const { server, connections } = await listen(app, config);
 
-    let sweeping: Promise<unknown> | undefined;
-    const sweeper = setInterval(() => {
-      // A long sweep is not overtaken by the next one.
-      sweeping ??= Promise.all([sweepExpiredEngineRecords(db), deleteExpiredUserSessions(db)])
-        .catch((err) => log.warn({ err }, 'expired record sweep failed'))
-        .finally(() => (sweeping = undefined));
-    }, SWEEP_INTERVAL_MS);
-    sweeper.unref();
-    const unlocker = setInterval(() => {
-      unlockExpiredLocks(db).then(
-        (lifted) => lifted && announce('users'),
-        (err) => log.warn({ err }, 'lifting ended user locks failed'),
-      );
-    }, UNLOCK_INTERVAL_MS);
-    unlocker.unref();
+    const housekeeping = startHousekeeping(db, announce, log);
 
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
 
-    let stopped: Promise<void> | undefined;
-    const stop = () =>
-      (stopped ??= (async () => {
+    const stop = gracefulStop({
+      server,
+      connections,
+      inFlight,
+      timeoutSeconds: config.shutdownTimeout,
+      beforeClose: () => {
         stopping = true;
-        connections.beginStop();
-        clearInterval(sweeper);
-        clearInterval(unlocker);
-        // net.Server's close stops accepting; http.Server's would also close
-        // every idle connection at once, resetting requests clients are
-        // sending on them at that instant (http/connections.ts).
-        const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
-        // Connections that finish their last request become idle: close them
-        // soon after, instead of waiting for the client to hang up.
-        const reaper = setInterval(() => connections.closeIdle(), 50);
-        const deadline = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeout * 1000).unref());
-        await Promise.race([closed, deadline]);
-        clearInterval(reaper);
-        server.closeAllConnections();
-        // A client that hung up leaves its handler running; let handlers
-        // finish (within the deadline) before their pools go away.
-        const drained = new Promise<void>((resolve) => {
-          const poll = setInterval(() => {
-            if (inFlight.count > 0) return;
-            clearInterval(poll);
-            resolve();
-          }, 20);
-          poll.unref();
-        });
-        await Promise.race([drained, deadline]);
-        for (const close of closers) await Promise.resolve(close()).catch(() => {});
-      })());
+        housekeeping.stop();
+      },
+      closers,
+    });
 
     return { server, url, db, redis, engine, stop };
   } catch (err) {
     for (const close of closers) await Promise.resolve(close()).catch(() => {});
     throw err;
   }
+}
+
+/** The instance, its first org and admins on the first start (credentials to DATA_DIR), and the console's app on every start. */
+async function ensureInstance(db: Database, config: ConfigResult, log: Logger, settings: OrgSettings & { secretKey: Buffer }): Promise<void> {
+  const created = await firstStart(db, {
+    ...settings,
+    instanceOrgName: config.instanceOrgName,
+    adminPassword: config.adminPassword,
+    dataDir: config.dataDir,
+  }).catch((err) => {
+    throw err instanceof InvalidArgument ? new ConfigError(`ADMIN_PASSWORD breaks the password policy: ${err.violations[0]?.description ?? err.message}`) : err;
+  });
+  if (created) {
+    log.info(
+      { adminLoginName: created.adminLoginName, patFile: created.files.pat, keyFile: created.files.key, passwordFile: created.files.password },
+      'first start: created the instance; admin credentials written to DATA_DIR (mode 0600)',
+    );
+  }
+  const consoleApp = await ensureConsoleApp(db, config.issuer);
+  if (consoleApp !== 'unchanged') log.info({ consoleApp }, 'the console app is ready');
+}
+
+/** The per-node caches of the hot paths, each cleared on every node when a command announces its topic. */
+function nodeCaches(db: Database, invalidation: Invalidation) {
+  const users = userCache(db);
+  invalidation.on('users', () => users.clear());
+  const clients = new ClientDirectory(db);
+  invalidation.on('clients', () => clients.clear());
+  const machineKeys = machineKeyCache(db);
+  invalidation.on('clients', () => machineKeys.clear());
+  invalidation.on('users', () => machineKeys.clear());
+  const features = featureCache(db);
+  invalidation.on('features', () => features.clear());
+  const policies = policyCache(db);
+  invalidation.on('policies', () => policies.clear());
+  return { users, clients, machineKeys, features, policies };
+}
+
+/** Expired engine records and session index entries swept, ended user locks lifted, in the background. */
+function startHousekeeping(db: Database, announce: Announce, log: Logger): { stop(): void } {
+  let sweeping: Promise<unknown> | undefined;
+  const sweeper = setInterval(() => {
+    // A long sweep is not overtaken by the next one.
+    sweeping ??= Promise.all([sweepExpiredEngineRecords(db), deleteExpiredUserSessions(db)])
+      .catch((err) => log.warn({ err }, 'expired record sweep failed'))
+      .finally(() => (sweeping = undefined));
+  }, SWEEP_INTERVAL_MS);
+  sweeper.unref();
+  const unlocker = setInterval(() => {
+    unlockExpiredLocks(db).then(
+      (lifted) => lifted && announce('users'),
+      (err) => log.warn({ err }, 'lifting ended user locks failed'),
+    );
+  }, UNLOCK_INTERVAL_MS);
+  unlocker.unref();
+  return {
+    stop() {
+      clearInterval(sweeper);
+      clearInterval(unlocker);
+    },
+  };
+}
+
+interface StopParts {
+  server: Server;
+  connections: ConnectionTracker;
+  inFlight: { count: number };
+  timeoutSeconds: number;
+  /** Runs first: readiness says "stopping", background work ends. */
+  beforeClose(): void;
+  /** Pools and clients, closed last, in order. */
+  closers: Array<() => Promise<unknown> | unknown>;
+}
+
+/**
+ * SIGTERM's stop (docs/operations.md): stop accepting, let the requests in
+ * flight finish within the timeout, then close the pools. Called twice, it
+ * answers the same promise.
+ */
+function gracefulStop(parts: StopParts): () => Promise<void> {
+  const { server, connections, inFlight, closers } = parts;
+  let stopped: Promise<void> | undefined;
+  return () =>
+    (stopped ??= (async () => {
+      parts.beforeClose();
+      connections.beginStop();
+      // net.Server's close stops accepting; http.Server's would also close
+      // every idle connection at once, resetting requests clients are
+      // sending on them at that instant (http/connections.ts).
+      const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+      // Connections that finish their last request become idle: close them
+      // soon after, instead of waiting for the client to hang up.
+      const reaper = setInterval(() => connections.closeIdle(), 50);
+      const deadline = new Promise<void>((resolve) => setTimeout(resolve, parts.timeoutSeconds * 1000).unref());
+      await Promise.race([closed, deadline]);
+      clearInterval(reaper);
+      server.closeAllConnections();
+      // A client that hung up leaves its handler running; let handlers
+      // finish (within the deadline) before their pools go away.
+      const drained = new Promise<void>((resolve) => {
+        const poll = setInterval(() => {
+          if (inFlight.count > 0) return;
+          clearInterval(poll);
+          resolve();
+        }, 20);
+        poll.unref();
+      });
+      await Promise.race([drained, deadline]);
+      for (const close of closers) await Promise.resolve(close()).catch(() => {});
+    })());
+}
+
+/** A signing key exists and the schedule is in shape; the keys to publish, and how long a retired one stays published. */
+async function prepareSigningKeys(db: Database, sealingKey: Buffer, config: ConfigResult): Promise<{ keys: SigningKey[]; retainFor: number }> {
+  await ensureSigningKey(db, sealingKey);
+  await advanceSigningKeys(db, sealingKey, { interval: config.keyRotationInterval });
+  const retainFor = Math.max(config.idTokenLifetime, config.accessTokenLifetime);
+  return { keys: await loadSigningKeys(db, sealingKey, retainFor), retainFor };
+}
+
+/** The HTTP server of `app`, listening on PORT and HOST. */
+async function listen(app: Parameters<typeof createServer>[1], config: ConfigResult): Promise<{ server: Server; connections: ConnectionTracker }> {
+  const server = createServer(app);
+  // Node hands CONNECT (RFC 9110 9.3.6) to 'connect' listeners and closes
+  // the socket unanswered without one; no path here is a tunnel.
+  server.on('connect', (_req, socket) => socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n'));
+  const connections = trackConnections(server);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  return { server, connections };
 }
