@@ -10,7 +10,7 @@ import { messagePage } from '../src/pages/messages.ts';
 import { StoreUnavailable } from '../src/storage/outage.ts';
 import type { AuthThrottle } from '../src/security/auth-throttle.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
-import type { PageContext } from './views.ts';
+import type { PageContext } from './views/parts.ts';
 
 export type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 

@@ -14,7 +14,9 @@ import { type FactorEnv, heldFactors, SECOND_FACTORS, type SecondFactor } from '
 import { totp } from '../factors/totp.ts';
 import { passkey } from '../factors/passkey.ts';
 import { secondFactorPage } from '../steps/second-factor.ts';
-import { otpSetupPage, recoveryCodesPage, type SecurityContext, securityPage, securitySignInPage } from '../views.ts';
+import { otpSetupPage, securityPage, securitySignInPage } from './pages.ts';
+import { recoveryCodesPage } from '../views/second-factor.ts';
+import type { SecurityContext } from '../views/parts.ts';
 import { freshSignIn, type SecurityState } from './fresh-sign-in.ts';
 
 const PATH = `${INTERACTION_PATH}/security`;

@@ -5,7 +5,7 @@ import type { FactorKeys } from '../../src/commands/otp.ts';
 import type { RelyingParty } from '../../src/commands/passkeys.ts';
 import type { ChallengeStore } from '../../src/security/challenges.ts';
 import type { Messages } from '../../src/pages/i18n.ts';
-import type { OtpSetup, PasskeyCeremony } from '../views.ts';
+import type { OtpSetup, PasskeyCeremony } from '../views/parts.ts';
 
 /** What every factor may use: the stores, the keys and the WebAuthn relying party. */
 export interface FactorEnv {

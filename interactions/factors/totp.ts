@@ -1,7 +1,7 @@
 import QRCode from 'qrcode';
 import { base32Encode, otpauthUri } from '../../src/domain/totp.ts';
 import { beginOtpSetup, checkSecondFactor, confirmOtpSetup, pendingOtpSecret, removeOwnOtp } from '../../src/commands/otp.ts';
-import type { OtpSetup } from '../views.ts';
+import type { OtpSetup } from '../views/parts.ts';
 import { text, type FactorEnv, type SecondFactor } from './second-factor.ts';
 
 async function setupOf(env: FactorEnv, loginName: string, secret: Buffer): Promise<OtpSetup> {

@@ -5,7 +5,7 @@ import { findUser } from '../../src/storage/users.ts';
 import { form, type InteractionKit, type Loaded, type PendingLogin, pendingOf, render, renderMessage, savePending } from '../context.ts';
 import type { LoginEvents } from '../login-events.ts';
 import { allowedFactors, type FactorEnv, factorById, type SecondFactor, type SetupView } from '../factors/index.ts';
-import { recoveryCodesPage, secondFactorSetupPage } from '../views.ts';
+import { recoveryCodesPage, secondFactorSetupPage } from '../views/second-factor.ts';
 
 export interface FactorSetupStep {
   /** The set-up a login owes (forceMfa or acr_values=mfa, and no factor yet); `extra` joins the interaction's result. */

@@ -4,7 +4,7 @@ import { findUser } from '../../src/storage/users.ts';
 import { loginName } from '../../src/domain/users.ts';
 import { form, type InteractionKit, type Loaded, render, type ShowLoginName, text } from '../context.ts';
 import type { FactorEnv } from '../factors/index.ts';
-import { loginNamePage, passwordPage } from '../views.ts';
+import { loginNamePage, passwordPage } from '../views/sign-in.ts';
 import { passwordlessOffer } from './passkey.ts';
 import { canRegister } from './register.ts';
 

@@ -8,7 +8,7 @@ import { form, type InteractionKit, type Loaded, type ShowLoginName } from '../c
 import type { LoginEvents } from '../login-events.ts';
 import type { FactorEnv } from '../factors/index.ts';
 import { passkeyAnswer, passkeyError } from '../factors/passkey.ts';
-import type { PasskeyCeremony } from '../views.ts';
+import type { PasskeyCeremony } from '../views/parts.ts';
 
 /** A passkey alone: a hardware-secured key, unlocked by the user's verification (biometric or PIN). */
 const PASSKEY_AMR = ['hwk', 'user'];

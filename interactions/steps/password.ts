@@ -7,7 +7,7 @@ import { form, type InteractionKit, render, text, throttled } from '../context.t
 import { afterFirstFactor, factorRequired } from '../flow.ts';
 import type { LoginEvents } from '../login-events.ts';
 import { heldFactors } from '../factors/index.ts';
-import { passwordPage } from '../views.ts';
+import { passwordPage } from '../views/sign-in.ts';
 import type { FactorSetupStep } from './factor-setup.ts';
 import type { SecondFactorStep } from './second-factor.ts';
 

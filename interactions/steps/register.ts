@@ -14,7 +14,8 @@ import { humanSchema } from '../../src/admin/schemas.ts';
 import { translate } from '../../src/pages/i18n.ts';
 import { form, type InteractionKit, type Loaded, render, renderMessage, text, throttled } from '../context.ts';
 import { factorRequired } from '../flow.ts';
-import { type PageContext, type RegistrationValues, registrationPage } from '../views.ts';
+import type { PageContext } from '../views/parts.ts';
+import { type RegistrationValues, registrationPage } from '../views/registration.ts';
 import type { FactorSetupStep } from './factor-setup.ts';
 
 const parseHuman = validator<HumanInput>(humanSchema);

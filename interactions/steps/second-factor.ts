@@ -5,7 +5,8 @@ import type { AuthThrottle } from '../../src/security/auth-throttle.ts';
 import { form, type InteractionKit, type Loaded, type PendingLogin, pendingOf, render, renderMessage, savePending } from '../context.ts';
 import type { LoginEvents } from '../login-events.ts';
 import { type ChallengeView, type FactorEnv, heldFactors, type SecondFactor } from '../factors/index.ts';
-import { otpPage, type PageContext } from '../views.ts';
+import { otpPage } from '../views/second-factor.ts';
+import type { PageContext } from '../views/parts.ts';
 
 /** The second-factor page of `userId`: each factor they hold shows its part (a code field, a passkey button), its form posting to `base/<its path>`. */
 export async function secondFactorPage(

@@ -5,7 +5,8 @@ import { liveBrowserAccounts, readBrowserAccounts } from '../../src/engine/brows
 import { findUser } from '../../src/storage/users.ts';
 import { loginName } from '../../src/domain/users.ts';
 import { form, type InteractionKit, type Loaded, render, type ShowLoginName, text } from '../context.ts';
-import { type AccountChoice, accountPickerPage } from '../views.ts';
+import type { AccountChoice } from '../views/parts.ts';
+import { accountPickerPage } from '../views/sign-in.ts';
 
 /** The active users with a live session in this browser. */
 async function accountChoices(db: Database, ctx: Context, provider: Provider): Promise<AccountChoice[]> {
