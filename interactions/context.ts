@@ -46,11 +46,11 @@ export function renderMessage(ctx: Context, loaded: Loaded, message: keyof Loade
 }
 
 /** An address past the failure limit gets the 429 page (docs/security.md): true when it did. */
-export function throttled(ctx: Context, loaded: Loaded, throttle: AuthThrottle | undefined): boolean {
+export function throttled(ctx: Context, page: Pick<PageContext, 'lang' | 't'>, throttle: AuthThrottle | undefined): boolean {
   const wait = throttle?.retryAfterOf(ctx.req);
   if (wait === undefined) return false;
   ctx.set('Retry-After', String(wait));
-  render(ctx, messagePage(loaded.page.lang, loaded.page.t, translate(loaded.page.t, 'tooManyAttempts', { seconds: wait })), 429);
+  render(ctx, messagePage(page.lang, page.t, translate(page.t, 'tooManyAttempts', { seconds: wait })), 429);
   return true;
 }
 

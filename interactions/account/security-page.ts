@@ -7,9 +7,9 @@ import { loginName } from '../../src/domain/users.ts';
 import { AlreadyExists } from '../../src/domain/errors.ts';
 import { passwordLogin } from '../../src/commands/password-login.ts';
 import { INTERACTION_PATH } from '../../src/engine/routes.ts';
-import { CATALOGUES, chooseLanguage, translate } from '../../src/pages/i18n.ts';
+import { CATALOGUES, chooseLanguage } from '../../src/pages/i18n.ts';
 import { messagePage } from '../../src/pages/messages.ts';
-import { form, render, text } from '../context.ts';
+import { form, render, text, throttled } from '../context.ts';
 import { type FactorEnv, heldFactors, SECOND_FACTORS, type SecondFactor } from '../factors/index.ts';
 import { totp } from '../factors/totp.ts';
 import { passkey } from '../factors/passkey.ts';
@@ -100,11 +100,7 @@ export function securityRoutes(router: Router, deps: SecurityDeps): void {
     const state = posted(ctx);
     if (!state) return;
     const c = context(ctx, state);
-    const wait = deps.throttle?.retryAfterOf(ctx.req);
-    if (wait !== undefined) {
-      ctx.set('Retry-After', String(wait));
-      return render(ctx, messagePage(c.lang, c.t, translate(c.t, 'tooManyAttempts', { seconds: wait })), 429);
-    }
+    if (throttled(ctx, c, deps.throttle)) return;
     const name = text(form(ctx).loginName, 500).trim();
     const password = text(form(ctx).password);
     const outcome = name && password ? await passwordLogin(env.db, name, password, env.announce) : { result: 'wrong' as const };

@@ -30,7 +30,7 @@ export function passwordStep(
   return async (ctx) => {
     const loaded = await kit.load(ctx);
     if (!kit.checkCsrf(ctx, loaded)) return;
-    if (throttled(ctx, loaded, deps.throttle)) return;
+    if (throttled(ctx, loaded.page, deps.throttle)) return;
     const name = text(form(ctx).loginName, 500).trim();
     const password = text(form(ctx).password);
     const outcome = name && password ? await passwordLogin(deps.db, name, password, deps.announce) : { result: 'wrong' as const };

@@ -105,7 +105,7 @@ export function registerStep(kit: InteractionKit, deps: RegisterDeps, factorSetu
     if (Object.keys(errors).length) return render(ctx, registrationPage(loaded.page, { ...values, errors }, minPassword));
     // "This login name is not available" tells that an account exists, so it
     // counts as a failed authentication of the address (docs/security.md).
-    if (throttled(ctx, loaded, deps.throttle)) return;
+    if (throttled(ctx, loaded.page, deps.throttle)) return;
     const userId = await create(ctx, loaded, orgId, values, password);
     if (!userId) return;
     if (await factorRequired(deps.forcedMfa, loaded.interaction, userId)) {
