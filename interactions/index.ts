@@ -1,1 +1,1 @@
-export { interactionRoutes as interactionRouter, type InteractionDeps } from './routes.ts';
+export { interactionRoutes as interactionRouter, type InteractionDeps } from './router.ts';

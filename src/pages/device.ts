@@ -4,7 +4,7 @@ import { CATALOGUES, chooseLanguage, translate, type Messages } from './i18n.ts'
 
 // The pages of the device flow (RFC 8628 3.3): the engine serves them at
 // /ui/login/device and calls these to render them; the sign-in between the
-// confirmation and the success page is the normal login (interactions/routes.ts).
+// confirmation and the success page is the normal login (interactions/steps/).
 
 interface DeviceForm {
   action: string;

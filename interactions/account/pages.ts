@@ -1,0 +1,73 @@
+import { escapeHtml as e, page } from '../../src/pages/layout.ts';
+import { errorBox, hidden, initial, type OtpSetup, type PasskeyCeremony, passkeyForm, otpSetupForm, type SecurityContext } from '../views/parts.ts';
+
+/** The fresh sign-in in front of the security page. */
+export function securitySignInPage(c: SecurityContext, values: { loginName?: string; error?: string }): string {
+  return page(
+    c.t.securityTitle,
+    `
+<h1>${e(c.t.securityTitle)}</h1>
+<p class="lead">${e(c.t.securityLead)}</p>
+${errorBox(values.error)}
+<form method="post" action="${e(c.action)}/sign-in" novalidate>
+  ${hidden('csrf', c.csrf)}
+  <label for="loginName">${e(c.t.loginName)}</label>
+  <input type="text" id="loginName" name="loginName" value="${e(values.loginName ?? '')}" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus maxlength="500">
+  <label for="password">${e(c.t.password)}</label>
+  <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="1024">
+  <div class="actions">
+    <span></span>
+    <button type="submit">${e(c.t.signIn)}</button>
+  </div>
+</form>`,
+    c.lang,
+  );
+}
+
+/** The security page: the signed-in user's second factors. */
+export function securityPage(
+  c: SecurityContext,
+  values: { loginName: string; otp: boolean; passkeys: Array<{ id: string; name: string }>; register?: PasskeyCeremony; error?: string },
+): string {
+  const passkeys = values.passkeys.length
+    ? `<ul class="passkeys" id="passkeys">${values.passkeys.map((p) => `<li><span>${e(p.name)}</span><form method="post" action="${e(c.action)}/passkey/remove">${hidden('csrf', c.csrf)}${hidden('passkeyId', p.id)}<button type="submit" class="secondary" aria-label="${e(`${c.t.passkeyRemove}: ${p.name}`)}">${e(c.t.passkeyRemove)}</button></form></li>`).join('')}</ul>`
+    : `<p class="help" id="passkeys">${e(c.t.passkeyNone)}</p>`;
+  const register = values.register
+    ? passkeyForm(
+        'register',
+        values.register,
+        c.t.passkeyAdd,
+        `<label for="passkeyName">${e(c.t.passkeyName)}</label><input type="text" id="passkeyName" name="name" value="Passkey" maxlength="100" required>`,
+      )
+    : '';
+  const otpAction = values.otp
+    ? `<form method="post" action="${e(c.action)}/otp/remove">${hidden('csrf', c.csrf)}<button type="submit" class="secondary">${e(c.t.otpRemove)}</button></form>`
+    : `<form method="post" action="${e(c.action)}/otp">${hidden('csrf', c.csrf)}<button type="submit">${e(c.t.otpSetUp)}</button></form>`;
+  return page(
+    c.t.securityTitle,
+    `
+<h1>${e(c.t.securityTitle)}</h1>
+<div class="identity"><span class="avatar" aria-hidden="true">${initial(values.loginName)}</span><span>${e(values.loginName)}</span></div>
+${errorBox(values.error)}
+<h2>${e(c.t.securityFactors)}</h2>
+<dl class="factors"><dt>${e(c.t.otpApp)}</dt><dd id="otpState">${e(values.otp ? c.t.otpReady : c.t.otpNone)}</dd></dl>
+${otpAction}
+<h2>${e(c.t.passkeys)}</h2>
+${passkeys}
+${register}
+<div class="actions"><span></span><form method="post" action="${e(c.action)}/sign-out">${hidden('csrf', c.csrf)}<button type="submit" class="secondary">${e(c.t.signOut)}</button></form></div>`,
+    c.lang,
+  );
+}
+
+/** Set-up of an authenticator app: the QR code (inline SVG), the key in base32, and the code that confirms it. */
+export function otpSetupPage(c: SecurityContext, values: OtpSetup & { error?: string }): string {
+  return page(
+    c.t.otpSetUp,
+    `
+<h1>${e(c.t.otpSetUp)}</h1>
+${c.lead ? `<p class="lead">${e(c.lead)}</p>` : ''}
+${otpSetupForm(c, values, values.error, true)}`,
+    c.lang,
+  );
+}

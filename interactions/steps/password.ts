@@ -1,0 +1,54 @@
+import type { Context } from 'koa';
+import type { Database } from '../../src/storage/database.ts';
+import type { ForcedMfa } from '../../src/engine/second-factor-rule.ts';
+import type { AuthThrottle } from '../../src/security/auth-throttle.ts';
+import { passwordLogin } from '../../src/commands/password-login.ts';
+import { form, type InteractionKit, render, text, throttled } from '../context.ts';
+import { afterFirstFactor, factorRequired } from '../flow.ts';
+import type { LoginEvents } from '../login-events.ts';
+import { heldFactors } from '../factors/index.ts';
+import { passwordPage } from '../views/sign-in.ts';
+import type { FactorSetupStep } from './factor-setup.ts';
+import type { SecondFactorStep } from './second-factor.ts';
+
+export interface PasswordDeps {
+  db: Database;
+  forcedMfa: ForcedMfa;
+  events: LoginEvents;
+  throttle?: AuthThrottle;
+  /** Tells every node's caches that users changed (a login locked or unlocked one). */
+  announce?: () => void;
+}
+
+/** The password page's POST: the first factor, then the second factor, its set-up, or done. */
+export function passwordStep(
+  kit: InteractionKit,
+  deps: PasswordDeps,
+  secondFactor: SecondFactorStep,
+  factorSetup: FactorSetupStep,
+): (ctx: Context) => Promise<void> {
+  return async (ctx) => {
+    const loaded = await kit.load(ctx);
+    if (!kit.checkCsrf(ctx, loaded)) return;
+    if (throttled(ctx, loaded.page, deps.throttle)) return;
+    const name = text(form(ctx).loginName, 500).trim();
+    const password = text(form(ctx).password);
+    const outcome = name && password ? await passwordLogin(deps.db, name, password, deps.announce) : { result: 'wrong' as const };
+    if (outcome.result !== 'signed-in') {
+      await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
+      deps.events.failed(ctx, 'login_failed', outcome.result === 'locked');
+      // While locked, the same answer whatever the password: no oracle.
+      const error = outcome.result === 'locked' ? loaded.page.t.accountLocked : loaded.page.t.wrongCredentials;
+      return render(ctx, passwordPage(loaded.page, { loginName: name, error }));
+    }
+    const accountId = outcome.userId;
+    const next = await afterFirstFactor({
+      holdsFactor: (await heldFactors(deps, accountId)).length > 0,
+      factorRequired: () => factorRequired(deps.forcedMfa, loaded.interaction, accountId),
+    });
+    if (next === 'second-factor') return secondFactor.begin(ctx, loaded, { accountId, loginName: name });
+    if (next === 'factor-setup') return factorSetup.begin(ctx, loaded, { accountId, loginName: name, setup: true });
+    deps.events.succeeded(ctx, accountId);
+    await kit.finishLogin(ctx, loaded, accountId);
+  };
+}
