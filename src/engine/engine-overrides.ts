@@ -18,7 +18,6 @@ import type {
   ClaimingAdapter,
   RefreshTokenRecord,
   RefreshTokenClass,
-  RotatingAdapter,
   RecordStore,
   TokenClass,
   TokenRecord,
