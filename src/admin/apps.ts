@@ -6,10 +6,11 @@ import { getOidcApp } from '../queries/apps.ts';
 import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
 import { appKeySchema, changeAppSchema, createAppSchema } from './app-schemas.ts';
+import { emptySchema } from './user-schemas.ts';
 
 const parseCreate = validator<Partial<AppSettings> & { name: string }>(createAppSchema);
 const parseChange = validator<Partial<AppSettings>>(changeAppSchema);
-const parseEmpty = validator<Record<string, never>>({ type: 'object', additionalProperties: false });
+const parseEmpty = validator<Record<string, never>>(emptySchema);
 const parseKey = validator<{ type: 'KEY_TYPE_JSON'; expirationDate?: string }>(appKeySchema);
 
 /** OIDC apps of a project: the engine's clients (docs/api/projects-apps.md). */

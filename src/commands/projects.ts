@@ -35,7 +35,13 @@ export async function createProject(db: Database, actor: Principal, orgId: strin
   });
 }
 
-export async function changeProject(db: Database, actor: Principal, orgId: string, projectId: string, input: { name: string }): Promise<{ details: WriteDetails }> {
+export async function changeProject(
+  db: Database,
+  actor: Principal,
+  orgId: string,
+  projectId: string,
+  input: { name: string },
+): Promise<{ details: WriteDetails }> {
   requireOrgOwner(actor, orgId);
   return db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);

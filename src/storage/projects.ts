@@ -95,7 +95,13 @@ export async function removeProject(write: Write, project: { id: string; orgId: 
       payload: { userId: grant.user_id, projectId: project.id },
     });
   }
-  await write.append({ aggregateType: 'project', aggregateId: project.id, type: 'project.removed', resourceOwner: project.orgId, payload: { name: project.name } });
+  await write.append({
+    aggregateType: 'project',
+    aggregateId: project.id,
+    type: 'project.removed',
+    resourceOwner: project.orgId,
+    payload: { name: project.name },
+  });
   // Roles and grants go with the project (ON DELETE CASCADE).
   await write.tx.query('DELETE FROM projects WHERE id = $1', [project.id]);
 }
@@ -133,7 +139,12 @@ export async function removeProjectRole(write: Write, role: { projectId: string;
       resourceOwner: grant.org_id,
       payload: { userId: grant.user_id, projectId: role.projectId, roleKeys: grant.role_keys },
     });
-    await write.tx.query('UPDATE user_grants SET role_keys = $2, sequence = $3, change_date = $4 WHERE id = $1', [grant.id, grant.role_keys, grantSequence, write.at]);
+    await write.tx.query('UPDATE user_grants SET role_keys = $2, sequence = $3, change_date = $4 WHERE id = $1', [
+      grant.id,
+      grant.role_keys,
+      grantSequence,
+      write.at,
+    ]);
   }
   await write.tx.query('DELETE FROM project_roles WHERE project_id = $1 AND role_key = $2', [role.projectId, role.roleKey]);
   await write.tx.query('UPDATE projects SET sequence = $2, change_date = $3 WHERE id = $1', [role.projectId, sequence, write.at]);
