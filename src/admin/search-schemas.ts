@@ -112,3 +112,5 @@ export function dateRangeRule(body: { queries?: unknown }): FieldViolation[] {
 }
 
 export const roleSearchSchema = searchSchema({ keyQuery: textQuery('key'), displayNameQuery: textQuery('displayName') });
+
+export const memberSearchSchema = searchSchema({ userNameQuery: textQuery('userName'), displayNameQuery: textQuery('displayName') });
