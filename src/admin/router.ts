@@ -57,7 +57,7 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
 export function adminRouter({ db, log, settings, verifiers, secretKey, announce, engine, signingKeys, throttle }: AdminApiDeps): Router {
   const resources = [
     searchRoutes(db),
-    orgRoutes(db, settings),
+    orgRoutes(db, settings, announce),
     userRoutes(db, announce, settings, secretKey, engine),
     memberRoutes(db),
     featureRoutes(db, announce),
