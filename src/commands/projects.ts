@@ -19,6 +19,16 @@ import { AlreadyExists, NotFound, PermissionDenied } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { hasInstanceRole, type Principal } from '../domain/roles.ts';
 
+/** One write of the org owner in the acting org, answered with its details. */
+async function ownerWrite(db: Database, actor: Principal, orgId: string, work: (write: Write) => Promise<void>): Promise<{ details: WriteDetails }> {
+  requireOrgOwner(actor, orgId);
+  return db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor);
+    await work(write);
+    return { details: writeDetails(write, orgId) };
+  });
+}
+
 /** Names are unique within an org; checked after the write lock is taken, so two creates cannot both pass. */
 async function assertNameFree(write: Write, orgId: string, name: string, projectId?: string): Promise<void> {
   if (await projectNameTaken(write.tx, orgId, name, projectId)) throw new AlreadyExists(`a project named "${name}" already exists in this organization`);
@@ -42,13 +52,10 @@ export async function changeProject(
   projectId: string,
   input: { name: string },
 ): Promise<{ details: WriteDetails }> {
-  requireOrgOwner(actor, orgId);
-  return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor);
-    await projectOfOrg(tx, orgId, projectId);
+  return ownerWrite(db, actor, orgId, async (write) => {
+    await projectOfOrg(write.tx, orgId, projectId);
     await assertNameFree(write, orgId, input.name, projectId);
     await renameProject(write, { id: projectId, orgId, name: input.name });
-    return { details: writeDetails(write, orgId) };
   });
 }
 
@@ -89,13 +96,10 @@ export async function addRole(
   projectId: string,
   input: { roleKey: string; displayName?: string },
 ): Promise<{ details: WriteDetails }> {
-  requireOrgOwner(actor, orgId);
-  return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor);
-    await projectOfOrg(tx, orgId, projectId);
-    if (await projectRoleExists(tx, projectId, input.roleKey)) throw new AlreadyExists(`role "${input.roleKey}" already exists in this project`);
+  return ownerWrite(db, actor, orgId, async (write) => {
+    await projectOfOrg(write.tx, orgId, projectId);
+    if (await projectRoleExists(write.tx, projectId, input.roleKey)) throw new AlreadyExists(`role "${input.roleKey}" already exists in this project`);
     await addProjectRole(write, { projectId, orgId, roleKey: input.roleKey, displayName: input.displayName || input.roleKey });
-    return { details: writeDetails(write, orgId) };
   });
 }
 
@@ -113,22 +117,16 @@ export async function changeRole(
   roleKey: string,
   input: { displayName: string },
 ): Promise<{ details: WriteDetails }> {
-  requireOrgOwner(actor, orgId);
-  return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor);
+  return ownerWrite(db, actor, orgId, async (write) => {
     await roleOf(write, orgId, projectId, roleKey);
-    await changeProjectRole(write, { projectId, orgId, roleKey, displayName: input.displayName || roleKey });
-    return { details: writeDetails(write, orgId) };
+    await changeProjectRole(write, { projectId, orgId, roleKey, displayName: input.displayName });
   });
 }
 
 /** Removes a role; user grants keep their other roles (a grant may end with none, as one may be created). */
 export async function removeRole(db: Database, actor: Principal, orgId: string, projectId: string, roleKey: string): Promise<{ details: WriteDetails }> {
-  requireOrgOwner(actor, orgId);
-  return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor);
+  return ownerWrite(db, actor, orgId, async (write) => {
     await roleOf(write, orgId, projectId, roleKey);
     await removeProjectRole(write, { projectId, orgId, roleKey });
-    return { details: writeDetails(write, orgId) };
   });
 }
