@@ -170,6 +170,25 @@ describe('DELETE /management/v1/projects/{id}', () => {
   });
 });
 
+describe('projects holding an app with iamApiAccess', () => {
+  test('only an instance owner removes the project or regenerates the app’s secret (403 for an ORG_OWNER); nothing changes', async () => {
+    const ownerId = await newUser('first-org-owner');
+    assert.equal((await api('POST', '/management/v1/orgs/me/members', { body: { userId: ownerId, roles: ['ORG_OWNER'] } })).status, 200);
+    const ownerToken = await insertPat(server, ownerId);
+    const id = await newProject('Console-like');
+    const app = await api('POST', `${PROJECTS}/${id}/apps/oidc`, { body: { name: 'API app', ...REFRESHABLE, iamApiAccess: true } });
+    assert.equal(app.status, 200, app.text);
+    assertError(await api('DELETE', `${PROJECTS}/${id}`, { token: ownerToken }), 403);
+    assertError(await api('POST', `${PROJECTS}/${id}/apps/${app.json.appId}/_regenerate_secret`, { token: ownerToken, body: {} }), 403);
+    assert.equal((await projectOf(id)).name, 'Console-like');
+    const config = await client.discovery(new URL(server.issuer), app.json.clientId, app.json.clientSecret, undefined, insecure);
+    assert.equal(await clientCheck(config), 'invalid_grant', 'the secret still works');
+    // The same owner removes a project without such an app.
+    const plain = await newProject('Plain');
+    assert.equal((await api('DELETE', `${PROJECTS}/${plain}`, { token: ownerToken })).status, 200);
+  });
+});
+
 /** A refresh with a bogus token: a client that authenticates gets invalid_grant, one that does not invalid_client. */
 async function clientCheck(config: client.Configuration): Promise<string | undefined> {
   try {
