@@ -50,6 +50,13 @@ export const projectRoleSchema = {
   },
 };
 
+export const projectRoleChangeSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['displayName'],
+  properties: { displayName: { type: 'string', minLength: 1, maxLength: 200 } },
+};
+
 export const appKeySchema = {
   type: 'object',
   additionalProperties: false,

@@ -1,14 +1,16 @@
 import Router from '@koa/router';
 import type { Principal } from '../domain/roles.ts';
 import type { AppSettings } from '../domain/apps.ts';
-import { addOidcAppKey, changeOidcApp, createOidcApp, removeOidcApp, type AppDeps } from '../commands/apps.ts';
+import { addOidcAppKey, changeOidcApp, createOidcApp, regenerateOidcAppSecret, removeOidcApp, type AppDeps } from '../commands/apps.ts';
 import { getOidcApp } from '../queries/apps.ts';
 import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
 import { appKeySchema, changeAppSchema, createAppSchema } from './app-schemas.ts';
+import { emptySchema } from './user-schemas.ts';
 
 const parseCreate = validator<Partial<AppSettings> & { name: string }>(createAppSchema);
 const parseChange = validator<Partial<AppSettings>>(changeAppSchema);
+const parseEmpty = validator<Record<string, never>>(emptySchema);
 const parseKey = validator<{ type: 'KEY_TYPE_JSON'; expirationDate?: string }>(appKeySchema);
 
 /** OIDC apps of a project: the engine's clients (docs/api/projects-apps.md). */
@@ -32,6 +34,10 @@ export function appRoutes(deps: AppDeps): Router {
   router.post('/:appId/keys', async (ctx) => {
     const input = parseKey(ctx.request.body);
     ctx.body = await addOidcAppKey(deps, principal(ctx), await actingOrgId(ctx, deps.db), ctx.params.projectId!, ctx.params.appId!, input);
+  });
+  router.post('/:appId/_regenerate_secret', async (ctx) => {
+    parseEmpty(ctx.request.body ?? {});
+    ctx.body = await regenerateOidcAppSecret(deps, principal(ctx), await actingOrgId(ctx, deps.db), ctx.params.projectId!, ctx.params.appId!);
   });
   return router;
 }

@@ -4,8 +4,13 @@ import type { Principal } from '../domain/roles.ts';
 import type { FieldViolation } from '../domain/errors.ts';
 import { passwordPolicyViolation, type PasswordPolicy } from '../domain/password-policy.ts';
 import { setupOrg, type OrgSettings, type SetupOrgInput } from '../commands/setup-org.ts';
+import { changeOrg, createOrg } from '../commands/orgs.ts';
+import type { Announce } from '../storage/invalidation.ts';
+import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
-import { setupOrgSchema } from './schemas.ts';
+import { orgNameSchema, setupOrgSchema } from './schemas.ts';
+
+const parseOrgName = validator<{ name: string }>(orgNameSchema);
 
 /** The password policy as a field rule, so it is reported with the schema's violations. */
 export function passwordRule(policy: PasswordPolicy, field: string) {
@@ -15,14 +20,22 @@ export function passwordRule(policy: PasswordPolicy, field: string) {
   };
 }
 
-/** `POST /admin/v1/orgs/_setup` (docs/api/orgs.md). */
-export function orgRoutes(db: Database, settings: OrgSettings): Router {
+/** `POST /admin/v1/orgs/_setup`, an org's creation and rename (docs/api/orgs.md). */
+export function orgRoutes(db: Database, settings: OrgSettings, announce: Announce): Router {
   const password = passwordRule(settings.passwordPolicy, 'human.password');
   const parseSetupOrg = validator<SetupOrgInput>(setupOrgSchema, (body) => password(body.human?.password));
   const router = new Router();
   router.post('/admin/v1/orgs/_setup', async (ctx) => {
     const input = parseSetupOrg(ctx.request.body);
     ctx.body = await setupOrg(db, settings, ctx.state.principal as Principal, input);
+  });
+  router.post('/management/v1/orgs', async (ctx) => {
+    const input = parseOrgName(ctx.request.body);
+    ctx.body = await createOrg(db, settings.instanceDomain, ctx.state.principal as Principal, input);
+  });
+  router.put('/management/v1/orgs/me', async (ctx) => {
+    const input = parseOrgName(ctx.request.body);
+    ctx.body = await changeOrg({ db, announce }, ctx.state.principal as Principal, await actingOrgId(ctx, db), input);
   });
   return router;
 }

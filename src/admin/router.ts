@@ -57,11 +57,11 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
 export function adminRouter({ db, log, settings, verifiers, secretKey, announce, engine, signingKeys, throttle }: AdminApiDeps): Router {
   const resources = [
     searchRoutes(db),
-    orgRoutes(db, settings),
+    orgRoutes(db, settings, announce),
     userRoutes(db, announce, settings, secretKey, engine),
     memberRoutes(db),
     featureRoutes(db, announce),
-    projectRoutes(db),
+    projectRoutes(db, announce),
     appRoutes({ db, engine, announce, secretKey }),
     signingKeyRoutes(db, signingKeys),
     policyRoutes(db, announce, [LOCKOUT_POLICY, LOGIN_POLICY]),

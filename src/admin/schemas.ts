@@ -87,3 +87,6 @@ export const setupOrgSchema = {
     roles: { type: 'array', maxItems: 20, items: { type: 'string', enum: [...ORG_ROLES] } },
   },
 } as const;
+
+/** The body of an org's creation and rename. */
+export const orgNameSchema = { type: 'object', additionalProperties: false, required: ['name'], properties: { name: required200 } } as const;

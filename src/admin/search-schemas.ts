@@ -110,3 +110,7 @@ export function dateRangeRule(body: { queries?: unknown }): FieldViolation[] {
       .map((bound) => ({ field: `queries[${i}].creationDateQuery.${bound}`, description: 'must be a date of the years 1 to 9999' }));
   });
 }
+
+export const roleSearchSchema = searchSchema({ keyQuery: textQuery('key'), displayNameQuery: textQuery('displayName') });
+
+export const memberSearchSchema = searchSchema({ userNameQuery: textQuery('userName'), displayNameQuery: textQuery('displayName') });

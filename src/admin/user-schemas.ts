@@ -74,7 +74,14 @@ function memberSchema(roles: readonly string[]) {
   } as const;
 }
 
+function memberRolesSchema(roles: readonly string[]) {
+  const { roles: rolesRule } = memberSchema(roles).properties;
+  return { type: 'object', additionalProperties: false, required: ['roles'], properties: { roles: rolesRule } } as const;
+}
+
 export const orgMemberSchema = memberSchema(ORG_ROLES);
+export const orgMemberRolesSchema = memberRolesSchema(ORG_ROLES);
+export const instanceMemberRolesSchema = memberRolesSchema(INSTANCE_ROLES);
 export const instanceMemberSchema = memberSchema(INSTANCE_ROLES);
 
 export const instanceFeaturesSchema = {

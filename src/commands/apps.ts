@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../storage/database.ts';
 import { beginWrite, writeDetails } from '../storage/event-log.ts';
-import { addApp, addAppKey, changeApp, removeApp, settingsOf, type AppRow } from '../storage/apps.ts';
+import { addApp, addAppKey, changeApp, removeApp, replaceAppSecret, settingsOf, type AppRow } from '../storage/apps.ts';
 import { APP_DEFAULTS, appViolations, needsSecret, toClientMetadata, type AppSettings } from '../domain/apps.ts';
 import { InvalidArgument, PermissionDenied, fieldError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
@@ -154,4 +154,25 @@ export async function addOidcAppKey(deps: AppDeps, actor: Principal, orgId: stri
   deps.announce('clients');
   const keyFile = JSON.stringify({ type: 'application', keyId, key: privatePem, appId, clientId });
   return { id: keyId, keyDetails: Buffer.from(keyFile).toString('base64'), ...(expiresAt ? { expirationDate: expiresAt.toISOString() } : {}), details };
+}
+
+/**
+ * A new client secret for an app authenticating with one (BASIC or POST),
+ * returned once; the old one stops working on every node at once, as the
+ * engine's client is reloaded everywhere on the announcement.
+ */
+export async function regenerateOidcAppSecret(deps: AppDeps, actor: Principal, orgId: string, projectId: string, appId: string) {
+  requireOrgOwner(actor, orgId);
+  const clientSecret = generateSecret();
+  const { clientId, details } = await deps.db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor);
+    const app = await appOfProject(tx, orgId, projectId, appId);
+    assertMayChangeApiApp(actor, app);
+    if (!needsSecret(settingsOf(app).authMethodType))
+      throw fieldError('authMethodType', 'only apps using OIDC_AUTH_METHOD_TYPE_BASIC or OIDC_AUTH_METHOD_TYPE_POST have a client secret');
+    await replaceAppSecret(write, { id: appId, projectId, orgId, secretDigest: secretDigest(deps.secretKey, clientSecret) });
+    return { clientId: app.client_id, details: writeDetails(write, orgId) };
+  });
+  deps.announce('clients');
+  return { clientId, clientSecret, details };
 }

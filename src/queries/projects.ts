@@ -4,6 +4,8 @@ import { findProject, projectRoles, type ProjectRow } from '../storage/projects.
 import { NotFound } from '../domain/errors.ts';
 import type { Principal } from '../domain/roles.ts';
 import { requireOrgOwner } from '../domain/permissions.ts';
+import { searchRoleRows } from '../storage/project-role-search.ts';
+import { pageOf, textMatch, type PageRequest, type SearchResult, type TextMethod } from '../domain/search.ts';
 
 /** A project of the acting org; projects of other orgs are "not found" there. */
 export async function projectOfOrg(db: Queryable, orgId: string, projectId: string): Promise<ProjectRow> {
@@ -29,5 +31,31 @@ export async function getProject(db: Queryable, actor: Principal, orgId: string,
     name: project.name,
     details: readDetails(project, project.org_id),
     roles: roles.map((r) => ({ roleKey: r.role_key, displayName: r.display_name })),
+  };
+}
+
+export interface RoleQuery {
+  keyQuery?: { key: string; method?: TextMethod };
+  displayNameQuery?: { displayName: string; method?: TextMethod };
+}
+
+/** `POST …/projects/{id}/roles/_search`: one page of the project's roles. */
+export async function searchRoles(
+  db: Queryable,
+  actor: Principal,
+  orgId: string,
+  projectId: string,
+  request: { query?: PageRequest; queries?: RoleQuery[] },
+): Promise<SearchResult<{ key: string; displayName: string }>> {
+  requireOrgOwner(actor, orgId);
+  await projectOfOrg(db, orgId, projectId);
+  const filters = (request.queries ?? []).map((q) => ({
+    ...(q.keyQuery && { key: textMatch(q.keyQuery.key, q.keyQuery.method) }),
+    ...(q.displayNameQuery && { displayName: textMatch(q.displayNameQuery.displayName, q.displayNameQuery.method) }),
+  }));
+  const { total, rows } = await searchRoleRows(db, projectId, filters, pageOf(request.query));
+  return {
+    details: { totalResult: String(total), viewTimestamp: new Date().toISOString() },
+    result: rows.map((r) => ({ key: r.role_key, displayName: r.display_name })),
   };
 }

@@ -184,3 +184,15 @@ export async function activeAppKeys(db: Queryable, appId: string): Promise<objec
   );
   return rows.map((row) => row.public_jwk);
 }
+
+/** Replaces an app's client secret; the event says that it changed, never what it is. */
+export async function replaceAppSecret(write: Write, app: { id: string; projectId: string; orgId: string; secretDigest: Buffer }): Promise<void> {
+  const sequence = await write.append({
+    aggregateType: 'project',
+    aggregateId: app.projectId,
+    type: 'project.application.oidc.secret.changed',
+    resourceOwner: app.orgId,
+    payload: { appId: app.id },
+  });
+  await write.tx.query('UPDATE apps SET secret_digest = $2, sequence = $3, change_date = $4 WHERE id = $1', [app.id, app.secretDigest, sequence, write.at]);
+}

@@ -40,3 +40,8 @@ export async function findOrg(db: Queryable, id: string): Promise<OrgRow | undef
   );
   return rows[0];
 }
+
+export async function renameOrg(write: Write, org: { id: string; name: string }): Promise<void> {
+  const sequence = await write.append({ aggregateType: 'org', aggregateId: org.id, type: 'org.changed', resourceOwner: org.id, payload: { name: org.name } });
+  await write.tx.query('UPDATE orgs SET name = $2, sequence = $3, change_date = $4 WHERE id = $1', [org.id, org.name, sequence, write.at]);
+}

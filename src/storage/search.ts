@@ -44,7 +44,7 @@ export class Conditions {
   }
 }
 
-interface PagedSelect {
+export interface PagedSelect {
   columns: string;
   /** The table (with alias) the conditions name. */
   table: string;
@@ -57,7 +57,7 @@ interface PagedSelect {
 }
 
 /** One page of rows in a total order, and the count of every matching row. */
-async function pagedRows<Row>(db: Queryable, select: PagedSelect): Promise<{ total: number; rows: Row[] }> {
+export async function pagedRows<Row>(db: Queryable, select: PagedSelect): Promise<{ total: number; rows: Row[] }> {
   const { conditions, page } = select;
   const direction = page.asc ? 'ASC' : 'DESC';
   const params = [...conditions.params, page.limit, page.offset];

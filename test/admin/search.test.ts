@@ -110,14 +110,21 @@ describe('paging', () => {
 
   it('the order is total and stays so under inserts: ties of a name are ordered by id, new rows take their place without reordering the rest', async () => {
     const projects = '/management/v1/projects/_search';
-    const named = [{ nameQuery: { name: 'Twin', method: 'TEXT_QUERY_METHOD_EQUALS' } }];
+    // Names are unique within an org, so the ties are spellings of one name
+    // that differ only in letter case.
+    const named = [{ nameQuery: { name: 'twin', method: 'TEXT_QUERY_METHOD_EQUALS_IGNORE_CASE' } }];
+    let spellings = 0;
+    const twin = () => {
+      const n = spellings++;
+      return [...'twin'].map((c, i) => ((n >> i) & 1 ? c.toUpperCase() : c)).join('');
+    };
     const ids: string[] = [];
     const addProject = async (name: string) => {
       const response = await server.api('POST', '/management/v1/projects', { body: { name } });
       assert.equal(response.status, 200, response.text);
       return response.body.id as string;
     };
-    for (let i = 0; i < 6; i++) ids.push(await addProject('Twin'));
+    for (let i = 0; i < 6; i++) ids.push(await addProject(twin()));
     const before = (await ok(projects, { queries: named })).body.result.map((p: { id: string }) => p.id);
     assert.deepEqual(before, [...ids].sort(), 'equal names in id order');
     // Page by page, with inserts between the pages.
@@ -125,10 +132,10 @@ describe('paging', () => {
     for (let offset = 0; offset < 6; offset += 2) {
       const page = await ok(projects, { query: { offset: String(offset), limit: 2 }, queries: named });
       seen.push(...page.body.result.map((p: { id: string }) => p.id));
-      await addProject(`Twin${offset}`); // sorts after every "Twin": earlier pages keep their rows
+      await addProject(`Twin${offset}`); // sorts after every "twin": earlier pages keep their rows
     }
     assert.deepEqual(seen, before);
-    for (let i = 0; i < 3; i++) ids.push(await addProject('Twin'));
+    for (let i = 0; i < 3; i++) ids.push(await addProject(twin()));
     const afterInserts = (await ok(projects, { queries: named })).body.result.map((p: { id: string }) => p.id);
     assert.deepEqual(afterInserts, [...ids].sort());
     assert.deepEqual(

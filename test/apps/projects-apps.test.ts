@@ -490,7 +490,8 @@ describe('permissions', () => {
   });
 
   async function adminOrgId(): Promise<string> {
-    const probe = await api('POST', PROJECTS, { body: { name: 'Probe' } });
+    // Project names are unique within an org: each probe has its own.
+    const probe = await api('POST', PROJECTS, { body: { name: `Probe ${randomUUID()}` } });
     assert.equal(probe.status, 200, probe.text);
     return probe.json.details.resourceOwner as string;
   }

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { needsPostgres } from '../support/stores.ts';
-import { apiClient, request, type Api, type ApiResponse } from '../support/api.ts';
+import { apiClient, basicHeader, request, type Api, type ApiResponse } from '../support/api.ts';
 import { freePort, sharedStorageEnv, sleep } from '../support/server.ts';
 import { authorize, startChild, wentToLogin, type ChildServer } from '../support/apps.ts';
 
@@ -27,7 +27,7 @@ describe('app changes reach every node', { skip: needsPostgres }, () => {
   let b: ChildServer | undefined;
   let api: Api;
   let projectId: string;
-  let app: { appId: string; clientId: string };
+  let app: { appId: string; clientId: string; clientSecret: string };
 
   const params = (redirectUri: string) => ({ client_id: app.clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', state: 'x' });
 
@@ -119,6 +119,52 @@ describe('app changes reach every node', { skip: needsPostgres }, () => {
     const reopened = await api('PUT', '/admin/v1/policies/login', { body: { allowRegister: true } });
     assert.equal(reopened.status, 200, reopened.text);
     assert.ok(offersRegister(await loginPage(a!.url)), 'node A offers it again at once');
+  });
+
+  /** A refresh with a bogus token on `base`: 401 while the client's authentication fails, 400 once it passes. */
+  const tokenStatus = async (base: string, secret: string) =>
+    (
+      await request(`${base}/oauth/v2/token`, {
+        method: 'POST',
+        headers: { authorization: basicHeader(app.clientId, secret), 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=refresh_token&refresh_token=bogus',
+      })
+    ).status;
+
+  /** Milliseconds until `check` holds on node B, or more than twice the limit. */
+  async function untilOnB(started: number, check: () => Promise<boolean>): Promise<number> {
+    for (;;) {
+      const elapsed = Date.now() - started;
+      if ((await check()) || elapsed > 2 * LIMIT_MS) return Date.now() - started;
+      await sleep(250);
+    }
+  }
+
+  test('a client secret regenerated through node A: node B refuses the old one within 5 seconds', async () => {
+    assert.equal(await tokenStatus(b!.url, app.clientSecret), 400, 'B authenticates the client with its secret before');
+    const started = Date.now();
+    const regenerated = await api('POST', `/management/v1/projects/${projectId}/apps/${app.appId}/_regenerate_secret`, { body: {} });
+    assert.equal(regenerated.status, 200, regenerated.text);
+    assert.equal(await tokenStatus(a!.url, app.clientSecret), 401, 'node A refuses the old secret at once');
+    const elapsed = await untilOnB(started, async () => (await tokenStatus(b!.url, app.clientSecret)) === 401);
+    assert.ok(elapsed < LIMIT_MS, `node B refused the old secret only after ${elapsed} ms`);
+    assert.equal(await tokenStatus(b!.url, regenerated.json.clientSecret), 400, 'and accepts the new one');
+  });
+
+  test('a project removed through node A: node B refuses its app within 5 seconds', async () => {
+    const doomed = await api('POST', '/management/v1/projects', { body: { name: 'Doomed' } });
+    assert.equal(doomed.status, 200, doomed.text);
+    const created = await api('POST', `/management/v1/projects/${doomed.json.id}/apps/oidc`, { body: { name: 'Doomed app', redirectUris: [CB] } });
+    assert.equal(created.status, 200, created.text);
+    const doomedParams = { ...params(CB), client_id: created.json.clientId };
+    const acceptedOnB = await untilOnB(Date.now(), async () => wentToLogin(await authorize(b!.url, doomedParams), b!.url));
+    assert.ok(acceptedOnB < LIMIT_MS, 'B accepts the app before the removal');
+    const started = Date.now();
+    const removed = await api('DELETE', `/management/v1/projects/${doomed.json.id}`);
+    assert.equal(removed.status, 200, removed.text);
+    assert.ok(refused(await authorize(a!.url, doomedParams)), 'node A refuses it at once');
+    const elapsed = await untilOnB(started, async () => refused(await authorize(b!.url, doomedParams)));
+    assert.ok(elapsed < LIMIT_MS, `node B refused the removed project's app only after ${elapsed} ms`);
   });
 
   test('an app removed through node A is refused by node B within 5 seconds', async () => {

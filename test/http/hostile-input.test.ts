@@ -209,6 +209,10 @@ function jsonTemplates(s: Scene): Record<string, unknown> {
     features: { oidcTokenExchange: true },
     lockout: { maxPasswordAttempts: 50, maxOtpAttempts: 50, lockoutDurationSeconds: 60 },
     empty: {},
+    orgName: { name: 'O' },
+    memberRoles: { roles: ['ORG_USER_MANAGER'] },
+    roleChange: { displayName: 'R' },
+    memberSearch: { query: { offset: 0, limit: 2, asc: true }, queries: [{ userNameQuery: { userName: 'a', method: 'TEXT_QUERY_METHOD_CONTAINS' } }] },
   };
 }
 
@@ -244,6 +248,18 @@ function apiRoutes(s: Scene): Route[] {
     { methods: ['GET', 'PUT'], path: `/management/v1/projects/${p}/apps/${s.appId}`, body: 'app' },
     { methods: ['POST'], path: `/management/v1/projects/${p}/apps/${s.appId}/keys`, body: 'key' },
     { methods: ['POST'], path: '/management/v1/orgs/me/members', body: 'member' },
+    { methods: ['PUT'], path: `/management/v1/projects/${p}`, body: 'project' },
+    { methods: ['DELETE'], path: '/management/v1/projects/123' },
+    { methods: ['POST'], path: `/management/v1/projects/${p}/roles/_search`, body: 'empty' },
+    { methods: ['PUT'], path: `/management/v1/projects/${p}/roles/reader`, body: 'roleChange' },
+    { methods: ['DELETE'], path: `/management/v1/projects/${p}/roles/nobody` },
+    { methods: ['POST'], path: `/management/v1/projects/${p}/apps/123/_regenerate_secret`, body: 'empty' },
+    { methods: ['POST'], path: '/management/v1/orgs/me/members/_search', body: 'memberSearch' },
+    { methods: ['PUT', 'DELETE'], path: `/management/v1/orgs/me/members/${u}`, body: 'memberRoles' },
+    { methods: ['POST'], path: '/admin/v1/members/_search', body: 'memberSearch' },
+    { methods: ['PUT', 'DELETE'], path: '/admin/v1/members/123', body: 'memberRoles' },
+    { methods: ['POST'], path: '/management/v1/orgs', body: 'orgName' },
+    { methods: ['PUT'], path: '/management/v1/orgs/me', body: 'orgName' },
     { methods: ['GET', 'PUT'], path: '/admin/v1/policies/lockout', body: 'lockout' },
     { methods: ['GET', 'PUT', 'DELETE'], path: '/management/v1/policies/lockout', body: 'lockout' },
   ];
