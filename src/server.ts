@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { join, resolve } from 'node:path';
 import { Server as NetServer, type AddressInfo } from 'node:net';
 import type { ConfigResult } from '../config/load.ts';
 import type { Logger } from './logger.ts';
@@ -46,6 +47,9 @@ import { outboundClient } from './outbound/client.ts';
 import { InvalidArgument } from './domain/errors.ts';
 import { ConfigError } from '../config/load.ts';
 import { forcedMfaOf } from './engine/second-factor-rule.ts';
+import { startNotificationWorker } from './commands/deliver-notifications.ts';
+import { outboxFileSender, smtpSender, type MailSender } from './outbound/mail-senders.ts';
+import type { Metrics } from './http/metrics.ts';
 
 export interface RunningServer {
   server: Server;
@@ -62,6 +66,8 @@ const SWEEP_INTERVAL_MS = 60_000;
 const UNLOCK_INTERVAL_MS = 5_000;
 /** Every node sees a key rotation within this (docs/api/signing-keys.md). */
 const KEY_POLL_MS = 2_000;
+/** A queued mail leaves within this. */
+const NOTIFICATION_POLL_MS = 1_000;
 
 /** Start-up, in order: storage → keys → engine → app → listen. */
 export async function startServer(config: ConfigResult, log: Logger): Promise<RunningServer> {
@@ -190,6 +196,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const { server, connections } = await listen(app, config);
 
     const housekeeping = startHousekeeping(db, announce, log);
+    const notifications = startNotifications(db, config, log, metrics);
 
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
@@ -203,7 +210,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         stopping = true;
         housekeeping.stop();
       },
-      closers,
+      closers: [() => notifications.stop(), ...closers],
     });
 
     return { server, url, db, redis, engine, stop };
@@ -272,6 +279,23 @@ function startHousekeeping(db: Database, announce: Announce, log: Logger): { sto
       clearInterval(unlocker);
     },
   };
+}
+
+/** Mails waiting in the outbox sent by this node too: through SMTP_URL's server, or into DATA_DIR/outbox without one. */
+function startNotifications(db: Database, config: ConfigResult, log: Logger, metrics: Metrics): { stop(): Promise<void> } {
+  const sender: MailSender = config.smtp
+    ? smtpSender({ ...config.smtp, ...config.mailFrom })
+    : outboxFileSender(join(resolve(config.dataDir), 'outbox'), config.mailFrom);
+  return startNotificationWorker({
+    db,
+    log,
+    sender: () => sender,
+    onDelivery: (outcome) => metrics.notifications.inc({ outcome }),
+    pollMs: NOTIFICATION_POLL_MS,
+    retryForSeconds: 3600,
+    firstDelaySeconds: 10,
+    maxDelaySeconds: 600,
+  });
 }
 
 interface StopParts {
