@@ -48,7 +48,9 @@ import { InvalidArgument } from './domain/errors.ts';
 import { ConfigError } from '../config/load.ts';
 import { forcedMfaOf } from './engine/second-factor-rule.ts';
 import { startNotificationWorker } from './commands/deliver-notifications.ts';
-import { outboxFileSender, smtpSender, type MailSender } from './outbound/mail-senders.ts';
+import { outboxFileSender, smtpSender } from './outbound/mail-senders.ts';
+import type { SmtpSettings } from './outbound/smtp-settings.ts';
+import { effectiveSmtpSettings } from './queries/smtp-settings.ts';
 import type { Metrics } from './http/metrics.ts';
 
 export interface RunningServer {
@@ -82,6 +84,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     if (master.source === 'generated') log.warn({ path: master.path }, 'generated a master key; keep this file, or set MASTER_KEY');
     await verifyMasterKey(db, master.key);
     const sealingKey = deriveKey(master.key, 'signing key sealing');
+    const smtpSealingKey = deriveKey(master.key, 'smtp password sealing');
 
     const redis = redisConfigured(config) ? await connectRedis(config) : undefined;
     if (redis) closers.unshift(() => closeRedis(redis));
@@ -172,6 +175,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           engine,
           signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh },
           throttle,
+          smtp: { sealingKey: smtpSealingKey, fromEnvironment: smtpFromEnvironment(config) },
         }),
         interactionRouter({
           engine,
@@ -196,7 +200,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const { server, connections } = await listen(app, config);
 
     const housekeeping = startHousekeeping(db, announce, log);
-    const notifications = startNotifications(db, config, log, metrics);
+    const notifications = startNotifications(db, config, smtpSealingKey, log, metrics);
 
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
@@ -281,15 +285,24 @@ function startHousekeeping(db: Database, announce: Announce, log: Logger): { sto
   };
 }
 
-/** Mails waiting in the outbox sent by this node too: through SMTP_URL's server, or into DATA_DIR/outbox without one. */
-function startNotifications(db: Database, config: ConfigResult, log: Logger, metrics: Metrics): { stop(): Promise<void> } {
-  const sender: MailSender = config.smtp
-    ? smtpSender({ ...config.smtp, ...config.mailFrom })
-    : outboxFileSender(join(resolve(config.dataDir), 'outbox'), config.mailFrom);
+/** SMTP_URL's server with SMTP_FROM's sender, if set. */
+function smtpFromEnvironment(config: ConfigResult): SmtpSettings | undefined {
+  return config.smtp && { ...config.smtp, ...config.mailFrom };
+}
+
+/**
+ * Mails waiting in the outbox, sent by this node too: through the admin
+ * API's SMTP server, else SMTP_URL's, else into DATA_DIR/outbox.
+ */
+function startNotifications(db: Database, config: ConfigResult, sealingKey: Buffer, log: Logger, metrics: Metrics): { stop(): Promise<void> } {
+  const outboxFolder = outboxFileSender(join(resolve(config.dataDir), 'outbox'), config.mailFrom);
   return startNotificationWorker({
     db,
     log,
-    sender: () => sender,
+    sender: async () => {
+      const smtp = await effectiveSmtpSettings(db, sealingKey, smtpFromEnvironment(config));
+      return smtp ? smtpSender(smtp) : outboxFolder;
+    },
     onDelivery: (outcome) => metrics.notifications.inc({ outcome }),
     pollMs: NOTIFICATION_POLL_MS,
     retryForSeconds: 3600,

@@ -11,7 +11,7 @@ export interface DeliveryOptions {
   db: Database;
   log: Logger;
   /** Where mails go now (the SMTP server, or the outbox folder without one). */
-  sender: () => MailSender;
+  sender: () => Promise<MailSender>;
   onDelivery(outcome: DeliveryOutcome): void;
   /** How often the outbox is looked at. */
   pollMs: number;
@@ -55,9 +55,8 @@ async function giveUp(options: DeliveryOptions, message: QueuedMessage, reason: 
   options.onDelivery('failed');
 }
 
-async function deliver(options: DeliveryOptions, message: QueuedMessage): Promise<void> {
+async function deliver(options: DeliveryOptions, sender: MailSender, message: QueuedMessage): Promise<void> {
   const mail = renderMail(message.type, message.language, message.values);
-  const sender = options.sender();
   try {
     const { file } = await sender.send({ to: message.recipient, ...mail, type: message.type, userId: message.userId });
     await markSent(options.db, message.id);
@@ -82,8 +81,11 @@ export async function deliverDueMessages(options: DeliveryOptions): Promise<numb
   let total = 0;
   for (;;) {
     const claimed = await claimDueMessages(options.db, BATCH, LEASE_SECONDS);
+    if (!claimed.length) return total;
+    // The settings of the moment, read once per batch.
+    const sender = await options.sender();
     // One at a time: a slow server is not hit by a whole batch at once.
-    for (const message of claimed) await deliver(options, message);
+    for (const message of claimed) await deliver(options, sender, message);
     total += claimed.length;
     if (claimed.length < BATCH) return total;
   }

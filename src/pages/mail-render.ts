@@ -16,8 +16,8 @@ export function mailLanguage(preferred: string | undefined): MailLanguage {
   return (MAIL_LANGUAGES as readonly string[]).includes(base ?? '') ? (base as MailLanguage) : 'en';
 }
 
-function fill(template: string, values: MessageValues, escape: (value: string) => string): string {
-  return template.replace(PLACEHOLDER, (_, name: keyof MessageValues) => escape(values[name] ?? ''));
+function fill(template: string, values: MessageValues, encode: (value: string) => string): string {
+  return template.replace(PLACEHOLDER, (_, name: keyof MessageValues) => encode(values[name] ?? ''));
 }
 
 /** A message's subject, plain text and HTML; every value is escaped in the HTML part. */
@@ -37,4 +37,10 @@ export function renderMail(type: MessageType, language: string, values: MessageV
       '</body></html>',
     ].join(''),
   };
+}
+
+/** The mail of `POST /admin/v1/smtp/_test`. */
+export function testMail(): RenderedMail {
+  const text = 'This is a test mail from Portcullis: its SMTP settings work.';
+  return { subject: 'Portcullis test mail', text, html: `<!doctype html><html><body><p>${escapeHtml(text)}</p></body></html>` };
 }

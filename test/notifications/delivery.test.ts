@@ -42,7 +42,7 @@ describe('the outbox worker, against a real SMTP server', () => {
     return {
       db: store.db,
       log: logged.log,
-      sender: () => smtpSender({ ...parseSmtpUrl(sink.url('mailer:s3cret-pass')), senderAddress: 'noreply@example.test', senderName: 'Example' }),
+      sender: async () => smtpSender({ ...parseSmtpUrl(sink.url('mailer:s3cret-pass')), senderAddress: 'noreply@example.test', senderName: 'Example' }),
       onDelivery: (outcome) => outcomes.push(outcome),
       pollMs: 50,
       retryForSeconds: 3600,
@@ -162,7 +162,7 @@ describe('the outbox worker, against a real SMTP server', () => {
   it('refuses an SMTP host that resolves to a link-local or metadata address, without connecting', async () => {
     await enqueue(store.db, message());
     await deliverDueMessages(
-      options({ sender: () => smtpSender({ host: '169.254.169.254', port: sink.port, tls: 'none', senderAddress: 'noreply@example.test' }) }),
+      options({ sender: async () => smtpSender({ host: '169.254.169.254', port: sink.port, tls: 'none', senderAddress: 'noreply@example.test' }) }),
     );
     const [row] = await outboxRows(store.db);
     assert.equal(row!.state, 'pending');
