@@ -57,23 +57,28 @@ async function giveUp(options: DeliveryOptions, message: QueuedMessage, reason: 
 
 async function deliver(options: DeliveryOptions, sender: MailSender, message: QueuedMessage): Promise<void> {
   const mail = renderMail(message.type, message.language, message.values);
+  let file: string | undefined;
   try {
-    const { file } = await sender.send({ to: message.recipient, ...mail, type: message.type, userId: message.userId });
-    await markSent(options.db, message.id);
-    if (file) options.log.info({ file, messageType: message.type, userId: message.userId }, 'no SMTP server set: mail written to the outbox folder');
-    options.onDelivery('sent');
+    ({ file } = await sender.send({ to: message.recipient, ...mail, type: message.type, userId: message.userId }));
   } catch (err) {
-    const reason = reasonOf(err);
-    const failingFor = (Date.now() - message.createdAt.getTime()) / 1000;
-    if (failingFor >= options.retryForSeconds) return giveUp(options, message, reason);
-    const delay = retryDelay(message.attempts, options.firstDelaySeconds, options.maxDelaySeconds);
-    await scheduleRetry(options.db, message.id, delay, reason);
-    options.log.warn(
-      { messageId: message.id, messageType: message.type, attempts: message.attempts, retryInSeconds: delay, reason },
-      'notification not sent; retrying',
-    );
-    options.onDelivery('retried');
+    return failedAttempt(options, message, reasonOf(err));
   }
+  // Should this fail (the database is away), the mail is sent again after the lease, as after a crash mid-send.
+  await markSent(options.db, message.id);
+  if (file) options.log.info({ file, messageType: message.type, userId: message.userId }, 'no SMTP server set: mail written to the outbox folder');
+  options.onDelivery('sent');
+}
+
+async function failedAttempt(options: DeliveryOptions, message: QueuedMessage, reason: string): Promise<void> {
+  const failingFor = (Date.now() - message.createdAt.getTime()) / 1000;
+  if (failingFor >= options.retryForSeconds) return giveUp(options, message, reason);
+  const delay = retryDelay(message.attempts, options.firstDelaySeconds, options.maxDelaySeconds);
+  await scheduleRetry(options.db, message.id, delay, reason);
+  options.log.warn(
+    { messageId: message.id, messageType: message.type, attempts: message.attempts, retryInSeconds: delay, reason },
+    'notification not sent; retrying',
+  );
+  options.onDelivery('retried');
 }
 
 /** Sends the due messages until none is left; answers how many it took. */

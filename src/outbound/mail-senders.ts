@@ -17,7 +17,7 @@ export interface OutgoingMail {
   userId: string;
 }
 
-/** Sends one mail or throws; `describe` says where mails go, for the log. */
+/** Sends one mail or throws; the outbox folder's sender answers the file it wrote, for the log. */
 export interface MailSender {
   send(mail: OutgoingMail): Promise<{ file?: string }>;
   readonly kind: 'smtp' | 'file';
