@@ -3,6 +3,7 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { settings, type Config, type Setting } from './settings.ts';
+import { parseSender, parseSmtpUrl, SmtpUrlError } from '../src/outbound/smtp-settings.ts';
 
 export type { Config } from './settings.ts';
 
@@ -94,6 +95,25 @@ function checkUrl(name: string, value: string | undefined): void {
   }
 }
 
+type SmtpServer = ReturnType<typeof parseSmtpUrl>;
+type MailFrom = ReturnType<typeof parseSender>;
+
+/** A parsed setting, or a ConfigError naming it; the message never quotes the value (SMTP_URL may hold a password). */
+function parsed<T>(name: string, value: string | undefined, parse: (value: string) => T): T | undefined {
+  try {
+    return value === undefined ? undefined : parse(value);
+  } catch (err) {
+    throw err instanceof SmtpUrlError ? new ConfigError(`${name} ${err.message}`) : err;
+  }
+}
+
+/** SMTP_URL and SMTP_FROM, refused at start when malformed. */
+function mailSettings(smtpUrl: string | undefined, smtpFrom: string | undefined, instanceDomain: string): { smtp?: SmtpServer; mailFrom: MailFrom } {
+  const smtp = parsed('SMTP_URL', smtpUrl, parseSmtpUrl);
+  const mailFrom = parsed('SMTP_FROM', smtpFrom, parseSender) ?? { senderAddress: `noreply@${instanceDomain}` };
+  return smtp ? { smtp, mailFrom } : { mailFrom };
+}
+
 /** One way to reach Redis at most; a Sentinel setup names its master. */
 function checkRedisTopology(config: Config): void {
   const ways = [
@@ -113,8 +133,11 @@ function checkRedisTopology(config: Config): void {
   }
 }
 
-export interface ConfigResult extends Omit<Config, 'masterKey' | 'instanceDomain' | 'webauthnRpId'> {
+export interface ConfigResult extends Omit<Config, 'masterKey' | 'instanceDomain' | 'webauthnRpId' | 'smtpUrl' | 'smtpFrom'> {
   masterKey?: Buffer;
+  /** The SMTP server of SMTP_URL; none: mails go to the outbox folder unless the admin API sets one. */
+  smtp?: SmtpServer;
+  mailFrom: MailFrom;
   instanceDomain: string;
   webauthnRpId: string;
 }
@@ -177,5 +200,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConfigResult {
   checkPostMethods(config.enableHttpPostMethods, issuer);
   const masterKey = config.masterKey === undefined ? undefined : decodeMasterKey(config.masterKey);
   const instanceDomain = (config.instanceDomain ?? new URL(issuer).hostname).toLowerCase();
-  return { ...config, issuer, masterKey, instanceDomain, webauthnRpId: checkRpId(config.webauthnRpId, issuer) };
+  const { smtpUrl, smtpFrom, ...rest } = config;
+  return {
+    ...rest,
+    issuer,
+    masterKey,
+    instanceDomain,
+    webauthnRpId: checkRpId(config.webauthnRpId, issuer),
+    ...mailSettings(smtpUrl, smtpFrom, instanceDomain),
+  };
 }

@@ -51,6 +51,8 @@ export interface Config {
   authFailureLimit: number;
   authFailureWindow: number;
   outboundAllowPrivate: boolean;
+  smtpUrl?: string;
+  smtpFrom?: string;
 }
 
 const duration = { type: 'integer', minimum: 1 };
@@ -257,6 +259,20 @@ export const settings: Setting[] = [
     schema: { type: 'boolean', default: false },
     description:
       'Let every outbound call (back-channel logout) reach loopback and private addresses, for local development; link-local and cloud-metadata addresses stay refused',
+  },
+  {
+    key: 'smtpUrl',
+    env: 'SMTP_URL',
+    schema: { type: 'string', minLength: 1, maxLength: 2000 },
+    description:
+      "SMTP server for mails: `smtp://user:pass@host:587` (STARTTLS required; `?tls=none` for a local server without TLS) or `smtps://user:pass@host:465`; the admin API's setting wins; unset: mails go to `DATA_DIR/outbox/`",
+    secret: true,
+  },
+  {
+    key: 'smtpFrom',
+    env: 'SMTP_FROM',
+    schema: { type: 'string', minLength: 3, maxLength: 300 },
+    description: 'Sender of mails: `noreply@example.com` or `Example <noreply@example.com>`; default `noreply@{INSTANCE_DOMAIN}`',
   },
   {
     key: 'shutdownTimeout',

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { join, resolve } from 'node:path';
 import { Server as NetServer, type AddressInfo } from 'node:net';
 import type { ConfigResult } from '../config/load.ts';
 import type { Logger } from './logger.ts';
@@ -46,6 +47,11 @@ import { outboundClient } from './outbound/client.ts';
 import { InvalidArgument } from './domain/errors.ts';
 import { ConfigError } from '../config/load.ts';
 import { forcedMfaOf } from './engine/second-factor-rule.ts';
+import { startNotificationWorker } from './commands/deliver-notifications.ts';
+import { outboxFileSender, smtpSender } from './outbound/mail-senders.ts';
+import type { SmtpSettings } from './outbound/smtp-settings.ts';
+import { effectiveSmtpSettings } from './queries/smtp-settings.ts';
+import type { Metrics } from './http/metrics.ts';
 
 export interface RunningServer {
   server: Server;
@@ -62,6 +68,8 @@ const SWEEP_INTERVAL_MS = 60_000;
 const UNLOCK_INTERVAL_MS = 5_000;
 /** Every node sees a key rotation within this (docs/api/signing-keys.md). */
 const KEY_POLL_MS = 2_000;
+/** A queued mail leaves within this. */
+const NOTIFICATION_POLL_MS = 1_000;
 
 /** Start-up, in order: storage → keys → engine → app → listen. */
 export async function startServer(config: ConfigResult, log: Logger): Promise<RunningServer> {
@@ -76,6 +84,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     if (master.source === 'generated') log.warn({ path: master.path }, 'generated a master key; keep this file, or set MASTER_KEY');
     await verifyMasterKey(db, master.key);
     const sealingKey = deriveKey(master.key, 'signing key sealing');
+    const smtpSealingKey = deriveKey(master.key, 'smtp password sealing');
 
     const redis = redisConfigured(config) ? await connectRedis(config) : undefined;
     if (redis) closers.unshift(() => closeRedis(redis));
@@ -166,6 +175,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           engine,
           signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh },
           throttle,
+          smtp: { sealingKey: smtpSealingKey, fromEnvironment: smtpFromEnvironment(config) },
         }),
         interactionRouter({
           engine,
@@ -190,6 +200,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const { server, connections } = await listen(app, config);
 
     const housekeeping = startHousekeeping(db, announce, log);
+    const notifications = startNotifications(db, config, smtpSealingKey, log, metrics);
 
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
@@ -203,7 +214,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         stopping = true;
         housekeeping.stop();
       },
-      closers,
+      closers: [() => notifications.stop(), ...closers],
     });
 
     return { server, url, db, redis, engine, stop };
@@ -272,6 +283,32 @@ function startHousekeeping(db: Database, announce: Announce, log: Logger): { sto
       clearInterval(unlocker);
     },
   };
+}
+
+/** SMTP_URL's server with SMTP_FROM's sender, if set. */
+function smtpFromEnvironment(config: ConfigResult): SmtpSettings | undefined {
+  return config.smtp && { ...config.smtp, ...config.mailFrom };
+}
+
+/**
+ * Mails waiting in the outbox, sent by this node too: through the admin
+ * API's SMTP server, else SMTP_URL's, else into DATA_DIR/outbox.
+ */
+function startNotifications(db: Database, config: ConfigResult, sealingKey: Buffer, log: Logger, metrics: Metrics): { stop(): Promise<void> } {
+  const outboxFolder = outboxFileSender(join(resolve(config.dataDir), 'outbox'), config.mailFrom);
+  return startNotificationWorker({
+    db,
+    log,
+    sender: async () => {
+      const smtp = await effectiveSmtpSettings(db, sealingKey, smtpFromEnvironment(config));
+      return smtp ? smtpSender(smtp) : outboxFolder;
+    },
+    onDelivery: (outcome) => metrics.notifications.inc({ outcome }),
+    pollMs: NOTIFICATION_POLL_MS,
+    retryForSeconds: 3600,
+    firstDelaySeconds: 10,
+    maxDelaySeconds: 600,
+  });
 }
 
 interface StopParts {

@@ -19,6 +19,7 @@ import { appRoutes } from './apps.ts';
 import { signingKeyRoutes, type SigningKeyAdmin } from './signing-keys.ts';
 import { policyRoutes } from './policies.ts';
 import { searchRoutes } from './search.ts';
+import { smtpRoutes, type SmtpAdmin } from './smtp.ts';
 import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
@@ -37,6 +38,7 @@ export interface AdminApiDeps {
   signingKeys: SigningKeyAdmin;
   /** Counts unknown or invalid bearer tokens per client address. */
   throttle: AuthThrottle;
+  smtp: SmtpAdmin;
 }
 
 const API_PREFIXES = ['/admin/v1', '/management/v1', '/v2'];
@@ -54,7 +56,7 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
  * The admin and management REST API (docs/api/README.md): errors in one
  * format, JSON bodies, bearer authentication, then the resource routes.
  */
-export function adminRouter({ db, log, settings, verifiers, secretKey, announce, engine, signingKeys, throttle }: AdminApiDeps): Router {
+export function adminRouter({ db, log, settings, verifiers, secretKey, announce, engine, signingKeys, throttle, smtp }: AdminApiDeps): Router {
   const resources = [
     searchRoutes(db),
     orgRoutes(db, settings, announce),
@@ -65,6 +67,7 @@ export function adminRouter({ db, log, settings, verifiers, secretKey, announce,
     appRoutes({ db, engine, announce, secretKey }),
     signingKeyRoutes(db, signingKeys),
     policyRoutes(db, announce, [LOCKOUT_POLICY, LOGIN_POLICY]),
+    smtpRoutes(db, smtp),
   ];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us

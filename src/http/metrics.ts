@@ -12,6 +12,7 @@ export interface Metrics {
   logins: Counter<'result'>;
   storageErrors: Counter<'store'>;
   backchannelLogouts: Counter<'result'>;
+  notifications: Counter<'outcome'>;
 }
 
 const KNOWN_PATHS = new Set<string>([...ENGINE_PATHS, '/healthz', '/readyz', '/metrics']);
@@ -52,6 +53,12 @@ export function createMetrics(currentKeyActivatedAt: () => Date | undefined): Me
       name: 'portcullis_backchannel_logouts_total',
       help: 'Back-channel logout token deliveries, by result (failed: no 200/204 after three attempts)',
       labelNames: ['result'],
+      registers: [registry],
+    }),
+    notifications: new Counter({
+      name: 'portcullis_notification_deliveries_total',
+      help: 'Mail delivery attempts, by outcome (sent; retried: failed, tried again later; failed: given up)',
+      labelNames: ['outcome'],
       registers: [registry],
     }),
   };

@@ -29,8 +29,8 @@ export function restrictDataDir(dataDir: string): void {
   }
 }
 
-/** What the service keeps in DATA_DIR: the embedded database, the master key, the first-start credentials. */
-const OWN_ENTRIES = ['pglite', 'master.key', 'admin.pat', 'admin-key.json', 'admin.password'];
+/** What the service keeps in DATA_DIR: the embedded database, the master key, the first-start credentials, the mails written without SMTP. */
+const OWN_ENTRIES = ['pglite', 'master.key', 'admin.pat', 'admin-key.json', 'admin.password', 'outbox'];
 
 function tighten(path: string): void {
   const stat = lstatSync(path);
