@@ -19,7 +19,8 @@ import {
 } from '../commands/machine-credentials.ts';
 import { removeUser } from '../commands/remove-user.ts';
 import { unlockUser } from '../commands/unlock-user.ts';
-import { endUserSessions } from '../commands/end-user-sessions.ts';
+import { endUserSession, endUserSessions } from '../commands/end-user-sessions.ts';
+import { listUserSessions } from '../queries/user-sessions.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
 import { removeUserOtp } from '../commands/otp.ts';
 import { removeUserPasskey } from '../commands/passkeys.ts';
@@ -60,11 +61,18 @@ const principal = (ctx: Context) => ctx.state.principal as Principal;
 /**
  * Users of the acting org (docs/api/users.md): humans and machines, a
  * machine's keys, client secret and PATs, removal, project grants, and
- * ending all of a user's sessions. `secretKey` keys the digests of the
+ * a user's sessions: listed, one or all ended. `secretKey` keys the digests of the
  * secrets handed out here. Profile, login name, phone, state changes and
  * grant changes follow in the same shape.
  */
-export function userRoutes(db: Database, announce: Announce, settings: OrgSettings, secretKey: Buffer, engine: EngineHolder): Router {
+export function userRoutes(
+  db: Database,
+  announce: Announce,
+  settings: OrgSettings,
+  secretKey: Buffer,
+  engine: EngineHolder,
+  sessionIdleLifetime: number,
+): Router {
   const password = passwordRule(settings.passwordPolicy, 'password');
   const parseHuman = validator<HumanInput>(humanSchema, (body) => password(body.password));
   const router = new Router({ prefix: '/management/v1/users' });
@@ -128,6 +136,12 @@ export function userRoutes(db: Database, announce: Announce, settings: OrgSettin
   });
   router.delete('/:userId/sessions', async (ctx) => {
     ctx.body = await endUserSessions(db, engine, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+  router.get('/:userId/sessions', async (ctx) => {
+    ctx.body = await listUserSessions(db, engine, sessionIdleLifetime, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+  router.delete('/:userId/sessions/:sessionId', async (ctx) => {
+    ctx.body = await endUserSession(db, engine, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, ctx.params.sessionId!);
   });
 
   router.get('/:userId/keys', async (ctx) => {

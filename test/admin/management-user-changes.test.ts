@@ -3,7 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { assertDetails, assertError, assertInvalid } from '../support/assertions.ts';
 import { testServer, type TestServer } from '../support/server.ts';
 import { passwordForm, passwordFormApp } from '../support/login-form.ts';
-import type { ApiResponse } from '../support/api.ts';
+import { basicHeader, type ApiResponse } from '../support/api.ts';
+import { runCodeFlow, type TokenSet } from '../support/code-flow.ts';
 
 // docs/api/users.md: changing a user after its creation — profile, login
 // name, phone, state (deactivate, reactivate, lock) and its grants — each
@@ -476,5 +477,138 @@ describe('PUT, DELETE /management/v1/users/{userId}/grants/{grantId}', () => {
     const grantId = await grant(userId, ['reader']);
     written(await server.api('PUT', `${USERS}/${userId}/grants/${grantId}`, { body: { roleKeys: ['writer'] }, token: managerPat }));
     written(await server.api('DELETE', `${USERS}/${userId}/grants/${grantId}`, { token: managerPat }));
+  });
+});
+
+describe('GET /management/v1/users/{userId}/sessions, DELETE …/sessions/{sessionId}', () => {
+  const REDIRECT_URI = 'http://localhost:1/cb';
+  let app: { clientId: string; clientSecret: string };
+
+  before(async () => {
+    const project = await server.api('POST', '/management/v1/projects', { body: { name: 'Sessions' } });
+    assert.equal(project.status, 200, project.text);
+    const created = await server.api('POST', `/management/v1/projects/${project.body.id}/apps/oidc`, {
+      body: {
+        name: 'Sessions app',
+        redirectUris: [REDIRECT_URI],
+        responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+        grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
+        appType: 'OIDC_APP_TYPE_WEB',
+        authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+        devMode: true,
+      },
+    });
+    assert.equal(created.status, 200, created.text);
+    app = { clientId: created.body.clientId, clientSecret: created.body.clientSecret };
+  });
+
+  /** One sign-in in a fresh browser: a session of its own. */
+  const signIn = (userName: string): Promise<TokenSet> =>
+    runCodeFlow(
+      { baseUrl: server.url, ...app, redirectUri: REDIRECT_URI, scope: 'openid' },
+      { loginName: `${userName}@${defaultDomain}`, password: PASSWORD },
+    );
+
+  async function introspect(token: string): Promise<boolean> {
+    const res = await fetch(`${server.url}/oauth/v2/introspect`, {
+      method: 'POST',
+      headers: { authorization: basicHeader(app.clientId, app.clientSecret), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token }),
+    });
+    return ((await res.json()) as { active: boolean }).active;
+  }
+
+  const sessionsOf = async (userId: string, token?: string) => {
+    const res = await server.api('GET', `${USERS}/${userId}/sessions`, { token });
+    assert.equal(res.status, 200, res.text);
+    return res.body.result as Array<{ id: string; creationDate: string; lastActiveDate: string; userAgent: string; amr: string[] }>;
+  };
+
+  it('lists each browser session with its dates and amr, never the session cookie', async () => {
+    const userId = await addHuman('traveller');
+    assert.deepEqual(await sessionsOf(userId), []);
+    const started = Date.now() - 1000;
+    await signIn('traveller');
+    await signIn('traveller');
+    const sessions = await sessionsOf(userId);
+    assert.equal(sessions.length, 2);
+    for (const session of sessions) {
+      assert.deepEqual(Object.keys(session).sort(), ['amr', 'creationDate', 'id', 'lastActiveDate', 'userAgent']);
+      assert.deepEqual(session.amr, ['pwd']);
+      assert.equal(session.userAgent, '');
+      assert.ok(Date.parse(session.creationDate) >= started && Date.parse(session.creationDate) <= Date.now());
+      assert.ok(Date.parse(session.lastActiveDate) >= Date.parse(session.creationDate));
+      assert.ok(Date.parse(session.lastActiveDate) <= Date.now() + 1000);
+    }
+    assert.notEqual(sessions[0]!.id, sessions[1]!.id);
+    const { rows } = await server.running.db.query<{ session_id: string }>('SELECT session_id FROM user_sessions WHERE account_id = $1', [userId]);
+    const cookies = rows.map((row) => row.session_id);
+    assert.equal(cookies.length, 2);
+    for (const session of sessions) assert.ok(!cookies.includes(session.id), 'the id is not the session cookie value');
+  });
+
+  it('ends one session: its tokens end, the other session and its tokens stay; user.session.terminated', async () => {
+    const userId = await addHuman('two-browsers');
+    const first = await signIn('two-browsers');
+    const [one] = await sessionsOf(userId);
+    const second = await signIn('two-browsers');
+    const other = (await sessionsOf(userId)).find((session) => session.id !== one!.id)!;
+    assert.equal(await introspect(first.access_token), true);
+    written(await server.api('DELETE', `${USERS}/${userId}/sessions/${one!.id}`));
+    assert.deepEqual((await sessionsOf(userId)).map((session) => session.id), [other.id]);
+    assert.equal(await introspect(first.access_token), false);
+    assert.equal(await introspect(second.access_token), true);
+    assert.equal((await eventTypesOf(userId)).at(-1), 'user.session.terminated');
+    assertError(await server.api('DELETE', `${USERS}/${userId}/sessions/${one!.id}`), 404);
+  });
+
+  it('a session of another user, an unknown or malformed id are 404, nothing ended', async () => {
+    const userId = await addHuman('session-holder');
+    await signIn('session-holder');
+    const [session] = await sessionsOf(userId);
+    const stranger = await addHuman('session-stranger');
+    const { rows } = await server.running.db.query<{ session_id: string }>('SELECT session_id FROM user_sessions WHERE account_id = $1', [userId]);
+    await assertNothingChanged(userId, async () => {
+      assertError(await server.api('DELETE', `${USERS}/${stranger}/sessions/${session!.id}`), 404);
+      assertError(await server.api('DELETE', `${USERS}/${userId}/sessions/${rows[0]!.session_id}`), 404);
+      assertError(await server.api('DELETE', `${USERS}/${userId}/sessions/unknown`), 404);
+      assertError(await server.api('DELETE', `${USERS}/${userId}/sessions/${'x'.repeat(500)}`), 404);
+      assertError(await server.api('DELETE', `${USERS}/${userId}/sessions/%00`), 404);
+    });
+    assert.equal((await sessionsOf(userId)).length, 1);
+  });
+
+  it('the every-role rule: an ORG_USER_MANAGER neither lists nor ends an ORG_OWNER\'s sessions (403), but an end user\'s', async () => {
+    const ownerName = 'session-owner';
+    const owner = await addHuman(ownerName);
+    await addOrgMember(owner, ['ORG_OWNER']);
+    await signIn(ownerName);
+    const [session] = await sessionsOf(owner);
+    await assertNothingChanged(owner, async () => {
+      assertError(await server.api('GET', `${USERS}/${owner}/sessions`, { token: managerPat }), 403);
+      assertError(await server.api('DELETE', `${USERS}/${owner}/sessions/${session!.id}`, { token: managerPat }), 403);
+    });
+    assert.equal((await sessionsOf(owner)).length, 1);
+    const endUser = await addHuman('session-end-user');
+    await signIn('session-end-user');
+    const [endUserSession] = await sessionsOf(endUser, managerPat);
+    written(await server.api('DELETE', `${USERS}/${endUser}/sessions/${endUserSession!.id}`, { token: managerPat }));
+  });
+
+  it('answers 401 without a token, 403 without the roles, 404 for unknown users and users of another org', async () => {
+    const userId = await addHuman('session-guarded');
+    for (const [method, path] of [
+      ['GET', 'sessions'],
+      ['DELETE', 'sessions/abc'],
+    ] as const) {
+      await assertNothingChanged(userId, async () => {
+        assertError(await server.api(method, `${USERS}/${userId}/${path}`, { token: null }), 401);
+        assertError(await server.api(method, `${USERS}/${userId}/${path}`, { token: nobodyPat }), 403);
+        assertError(await server.api(method, `${USERS}/${userId}/${path}`, { token: managerPat, orgId: otherOrgId }), 403);
+      });
+      assertError(await server.api(method, `${USERS}/12345/${path}`), 404);
+      assertError(await server.api(method, `${USERS}/${otherOrgUserId}/${path}`), 404);
+      assertError(await server.api(method, `${USERS}/${userId}/${path}`, { orgId: 'unknown-org' }), 404);
+    }
   });
 });
