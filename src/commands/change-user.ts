@@ -34,14 +34,18 @@ export async function changeProfile(db: Database, actor: Principal, orgId: strin
     const write = await beginWrite(tx, actor);
     const user = await managedUser(tx, actor, orgId, userId);
     assertHuman(user, 'a profile');
-    await writeProfile(write, { id: user.id, orgId }, {
-      firstName: input.firstName,
-      lastName: input.lastName,
-      nickName: input.nickName || null,
-      displayName: displayNameOf(input),
-      preferredLanguage: input.preferredLanguage || null,
-      gender: input.gender ?? 'GENDER_UNSPECIFIED',
-    });
+    await writeProfile(
+      write,
+      { id: user.id, orgId },
+      {
+        firstName: input.firstName,
+        lastName: input.lastName,
+        nickName: input.nickName || null,
+        displayName: displayNameOf(input),
+        preferredLanguage: input.preferredLanguage || null,
+        gender: input.gender ?? 'GENDER_UNSPECIFIED',
+      },
+    );
     return { details: writeDetails(write, orgId) };
   });
 }

@@ -108,6 +108,12 @@ export async function changeUserGrant(write: Write, grant: { id: string; userId:
 }
 
 export async function removeUserGrant(write: Write, grant: { id: string; userId: string; orgId: string }): Promise<void> {
-  await write.append({ aggregateType: 'usergrant', aggregateId: grant.id, type: 'user.grant.removed', resourceOwner: grant.orgId, payload: { userId: grant.userId } });
+  await write.append({
+    aggregateType: 'usergrant',
+    aggregateId: grant.id,
+    type: 'user.grant.removed',
+    resourceOwner: grant.orgId,
+    payload: { userId: grant.userId },
+  });
   await write.tx.query('DELETE FROM user_grants WHERE id = $1', [grant.id]);
 }

@@ -132,7 +132,14 @@ function itRefusesStrangers(method: string, suffix: string, body: () => unknown)
 }
 
 describe('PUT /management/v1/users/{userId}/profile', () => {
-  const profile = { firstName: 'Grace', lastName: 'Hopper', nickName: 'amazing', displayName: 'Rear Admiral', preferredLanguage: 'de-CH', gender: 'GENDER_FEMALE' };
+  const profile = {
+    firstName: 'Grace',
+    lastName: 'Hopper',
+    nickName: 'amazing',
+    displayName: 'Rear Admiral',
+    preferredLanguage: 'de-CH',
+    gender: 'GENDER_FEMALE',
+  };
 
   it('replaces the profile: user.human.profile.changed, details answered', async () => {
     const userId = await addHuman('profiled');
@@ -178,7 +185,7 @@ describe('PUT /management/v1/users/{userId}/profile', () => {
     assert.equal((await server.api('PUT', `${USERS}/${machineId}/profile`, { body: profile })).status, 400);
   });
 
-  it('an ORG_USER_MANAGER may change an ORG_OWNER\'s profile (no credential or security state)', async () => {
+  it("an ORG_USER_MANAGER may change an ORG_OWNER's profile (no credential or security state)", async () => {
     written(await server.api('PUT', `${USERS}/${ownerId}/profile`, { body: { firstName: 'Olga', lastName: 'Owner' }, token: managerPat }));
     assert.equal((await userView(ownerId)).human.profile.displayName, 'Olga Owner');
   });
@@ -200,7 +207,7 @@ describe('PUT /management/v1/users/{userId}/username', () => {
     assert.notEqual((await again(`renamed@${defaultDomain}`, PASSWORD)).status, 303);
   });
 
-  it('may change only the letter case of its own name; another user\'s name is 409 (any case), nothing changed', async () => {
+  it("may change only the letter case of its own name; another user's name is 409 (any case), nothing changed", async () => {
     const userId = await addHuman('casey');
     written(await server.api('PUT', `${USERS}/${userId}/username`, { body: { userName: 'Casey' } }));
     await addHuman('taken');
@@ -270,7 +277,7 @@ describe('PUT /management/v1/users/{userId}/phone', () => {
     assert.equal((await server.api('PUT', `${USERS}/${machineId}/phone`, { body: { phone: '+41791234567' } })).status, 400);
   });
 
-  it('an ORG_USER_MANAGER cannot change an ORG_OWNER\'s phone (403, nothing changed)', async () => {
+  it("an ORG_USER_MANAGER cannot change an ORG_OWNER's phone (403, nothing changed)", async () => {
     await assertNothingChanged(ownerId, async () => {
       assertError(await server.api('PUT', `${USERS}/${ownerId}/phone`, { body: { phone: '+999999' }, token: managerPat }), 403);
     });
@@ -293,7 +300,7 @@ describe('POST /management/v1/users/{userId}/_deactivate, _reactivate', () => {
     assert.deepEqual((await eventTypesOf(userId)).slice(-2), ['user.deactivated', 'user.reactivated']);
   });
 
-  it('a deactivated machine user\'s PAT is refused (401) at once; reactivated, it works again', async () => {
+  it("a deactivated machine user's PAT is refused (401) at once; reactivated, it works again", async () => {
     const machineId = await addMachine('dormant-robot');
     await addOrgMember(machineId, ['ORG_USER_MANAGER']);
     const pat = await addPat(machineId);
@@ -350,8 +357,13 @@ describe('POST /management/v1/users/{userId}/_lock', () => {
     const userId = await addHuman('locked-out');
     written(await server.api('POST', `${USERS}/${userId}/_lock`));
     assert.equal((await userView(userId)).state, 'USER_STATE_LOCKED');
-    const { rows } = await server.running.db.query<{ payload: any }>("SELECT payload FROM events WHERE aggregate_id = $1 AND event_type = 'user.locked'", [userId]);
-    assert.deepEqual(rows.map((row) => row.payload), [{ lockedUntil: null }]);
+    const { rows } = await server.running.db.query<{ payload: any }>("SELECT payload FROM events WHERE aggregate_id = $1 AND event_type = 'user.locked'", [
+      userId,
+    ]);
+    assert.deepEqual(
+      rows.map((row) => row.payload),
+      [{ lockedUntil: null }],
+    );
     const form = await passwordForm(server.url, loginClientId);
     assert.notEqual((await form(`locked-out@${defaultDomain}`, PASSWORD)).status, 303);
     written(await server.api('POST', `${USERS}/${userId}/_unlock`));
@@ -424,7 +436,10 @@ describe('PUT, DELETE /management/v1/users/{userId}/grants/{grantId}', () => {
     assertInvalid(await put({ roleKeys: 'reader' }), ['roleKeys']);
     assertInvalid(await put({ roleKeys: [OVERLONG] }), ['roleKeys[0]'], { atLeast: true });
     assertInvalid(await put({ roleKeys: [], projectId: otherProjectId }), ['projectId'], { atLeast: true });
-    assert.deepEqual((await grantsOf(userId)).map((g: any) => g.roleKeys), [['reader']]);
+    assert.deepEqual(
+      (await grantsOf(userId)).map((g: any) => g.roleKeys),
+      [['reader']],
+    );
     assert.deepEqual(await eventTypesOf(grantId), ['user.grant.added']);
   });
 
@@ -433,12 +448,15 @@ describe('PUT, DELETE /management/v1/users/{userId}/grants/{grantId}', () => {
     const grantId = await grant(userId, ['reader']);
     const kept = await grant(userId, ['auditor'], otherProjectId);
     written(await server.api('DELETE', `${USERS}/${userId}/grants/${grantId}`));
-    assert.deepEqual((await grantsOf(userId)).map((g: any) => g.id), [kept]);
+    assert.deepEqual(
+      (await grantsOf(userId)).map((g: any) => g.id),
+      [kept],
+    );
     assert.equal((await eventTypesOf(grantId)).at(-1), 'user.grant.removed');
     assertError(await server.api('DELETE', `${USERS}/${userId}/grants/${grantId}`), 404);
   });
 
-  it('another user\'s grant, an unknown or malformed grant id are 404; nothing changed', async () => {
+  it("another user's grant, an unknown or malformed grant id are 404; nothing changed", async () => {
     const userId = await addHuman('grant-owner');
     const grantId = await grant(userId, ['reader']);
     const stranger = await addHuman('grant-stranger');
@@ -451,7 +469,10 @@ describe('PUT, DELETE /management/v1/users/{userId}/grants/{grantId}', () => {
       assertError(await server.api('PUT', `${USERS}/${user}/grants/${id}`, { body: { roleKeys: ['writer'] } }), 404);
       assertError(await server.api('DELETE', `${USERS}/${user}/grants/${id}`), 404);
     }
-    assert.deepEqual((await grantsOf(userId)).map((g: any) => g.roleKeys), [['reader']]);
+    assert.deepEqual(
+      (await grantsOf(userId)).map((g: any) => g.roleKeys),
+      [['reader']],
+    );
   });
 
   it('answers 401 without a token, 403 without the roles or in another org, 404 for a user of another org; nothing changed', async () => {
@@ -469,7 +490,10 @@ describe('PUT, DELETE /management/v1/users/{userId}/grants/{grantId}', () => {
     assertError(await server.api('PUT', path, { body, orgId: otherOrgId }), 404);
     assertError(await server.api('DELETE', path, { orgId: otherOrgId }), 404);
     assertError(await server.api('DELETE', `${USERS}/${otherOrgUserId}/grants/${grantId}`), 404);
-    assert.deepEqual((await grantsOf(userId)).map((g: any) => g.roleKeys), [['reader']]);
+    assert.deepEqual(
+      (await grantsOf(userId)).map((g: any) => g.roleKeys),
+      [['reader']],
+    );
   });
 
   it('an ORG_USER_MANAGER changes and removes grants of its org', async () => {
@@ -504,10 +528,7 @@ describe('GET /management/v1/users/{userId}/sessions, DELETE …/sessions/{sessi
 
   /** One sign-in in a fresh browser: a session of its own. */
   const signIn = (userName: string): Promise<TokenSet> =>
-    runCodeFlow(
-      { baseUrl: server.url, ...app, redirectUri: REDIRECT_URI, scope: 'openid' },
-      { loginName: `${userName}@${defaultDomain}`, password: PASSWORD },
-    );
+    runCodeFlow({ baseUrl: server.url, ...app, redirectUri: REDIRECT_URI, scope: 'openid' }, { loginName: `${userName}@${defaultDomain}`, password: PASSWORD });
 
   async function introspect(token: string): Promise<boolean> {
     const res = await fetch(`${server.url}/oauth/v2/introspect`, {
@@ -555,7 +576,10 @@ describe('GET /management/v1/users/{userId}/sessions, DELETE …/sessions/{sessi
     const other = (await sessionsOf(userId)).find((session) => session.id !== one!.id)!;
     assert.equal(await introspect(first.access_token), true);
     written(await server.api('DELETE', `${USERS}/${userId}/sessions/${one!.id}`));
-    assert.deepEqual((await sessionsOf(userId)).map((session) => session.id), [other.id]);
+    assert.deepEqual(
+      (await sessionsOf(userId)).map((session) => session.id),
+      [other.id],
+    );
     assert.equal(await introspect(first.access_token), false);
     assert.equal(await introspect(second.access_token), true);
     assert.equal((await eventTypesOf(userId)).at(-1), 'user.session.terminated');
@@ -578,7 +602,7 @@ describe('GET /management/v1/users/{userId}/sessions, DELETE …/sessions/{sessi
     assert.equal((await sessionsOf(userId)).length, 1);
   });
 
-  it('the every-role rule: an ORG_USER_MANAGER neither lists nor ends an ORG_OWNER\'s sessions (403), but an end user\'s', async () => {
+  it("the every-role rule: an ORG_USER_MANAGER neither lists nor ends an ORG_OWNER's sessions (403), but an end user's", async () => {
     const ownerName = 'session-owner';
     const owner = await addHuman(ownerName);
     await addOrgMember(owner, ['ORG_OWNER']);
