@@ -4,24 +4,14 @@ import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-lo
 import { changePhone as writePhone, changeProfile as writeProfile, changeUserName as writeUserName, userNameTakenByOther } from '../storage/user-changes.ts';
 import type { UserRow } from '../storage/users.ts';
 import { AlreadyExists, InvalidArgument } from '../domain/errors.ts';
-import { displayNameOf, type Gender } from '../domain/users.ts';
+import { displayNameOf } from '../domain/users.ts';
+import type { HumanInput } from './setup-org.ts';
 import type { Principal } from '../domain/roles.ts';
 import { assertMayManageUsers } from '../domain/permissions.ts';
 import { managedUser, userToActOn } from '../queries/get-user.ts';
 
-export interface ProfileInput {
-  firstName: string;
-  lastName: string;
-  nickName?: string;
-  displayName?: string;
-  preferredLanguage?: string;
-  gender?: Gender;
-}
-
-export interface PhoneInput {
-  phone: string;
-  isPhoneVerified?: boolean;
-}
+export type ProfileInput = HumanInput['profile'];
+export type PhoneInput = NonNullable<HumanInput['phone']>;
 
 function assertHuman(user: UserRow, what: string): void {
   if (user.type !== 'human') throw new InvalidArgument(`${what} is for human users`);

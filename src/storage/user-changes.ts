@@ -1,17 +1,11 @@
 import type { Queryable } from './database.ts';
 import type { Write } from './event-log.ts';
+import type { NewHuman } from './users.ts';
 
 // Changes to an existing user's row, each with its event in the caller's
 // write: profile, login name, phone and the active/inactive state.
 
-export interface Profile {
-  firstName: string;
-  lastName: string;
-  nickName: string | null;
-  displayName: string;
-  preferredLanguage: string | null;
-  gender: string;
-}
+export type Profile = Pick<NewHuman, 'firstName' | 'lastName' | 'nickName' | 'displayName' | 'preferredLanguage' | 'gender'>;
 
 type UserRef = { id: string; orgId: string };
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { assertDetails, assertError, assertInvalid } from '../support/assertions.ts';
 import { testServer, type TestServer } from '../support/server.ts';
-import { passwordForm, passwordFormApp } from '../support/login-form.ts';
+import { LOGIN_FORM_REDIRECT, passwordForm, passwordFormApp, passwordFormAppWithSecret } from '../support/login-form.ts';
 import { basicHeader, type ApiResponse } from '../support/api.ts';
 import { runCodeFlow, type TokenSet } from '../support/code-flow.ts';
 
@@ -505,30 +505,18 @@ describe('PUT, DELETE /management/v1/users/{userId}/grants/{grantId}', () => {
 });
 
 describe('GET /management/v1/users/{userId}/sessions, DELETE …/sessions/{sessionId}', () => {
-  const REDIRECT_URI = 'http://localhost:1/cb';
   let app: { clientId: string; clientSecret: string };
 
   before(async () => {
-    const project = await server.api('POST', '/management/v1/projects', { body: { name: 'Sessions' } });
-    assert.equal(project.status, 200, project.text);
-    const created = await server.api('POST', `/management/v1/projects/${project.body.id}/apps/oidc`, {
-      body: {
-        name: 'Sessions app',
-        redirectUris: [REDIRECT_URI],
-        responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
-        grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
-        appType: 'OIDC_APP_TYPE_WEB',
-        authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
-        devMode: true,
-      },
-    });
-    assert.equal(created.status, 200, created.text);
-    app = { clientId: created.body.clientId, clientSecret: created.body.clientSecret };
+    app = await passwordFormAppWithSecret(server.api, 'Sessions');
   });
 
   /** One sign-in in a fresh browser: a session of its own. */
   const signIn = (userName: string): Promise<TokenSet> =>
-    runCodeFlow({ baseUrl: server.url, ...app, redirectUri: REDIRECT_URI, scope: 'openid' }, { loginName: `${userName}@${defaultDomain}`, password: PASSWORD });
+    runCodeFlow(
+      { baseUrl: server.url, ...app, redirectUri: LOGIN_FORM_REDIRECT, scope: 'openid' },
+      { loginName: `${userName}@${defaultDomain}`, password: PASSWORD },
+    );
 
   async function introspect(token: string): Promise<boolean> {
     const res = await fetch(`${server.url}/oauth/v2/introspect`, {
