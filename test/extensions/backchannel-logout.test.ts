@@ -26,10 +26,11 @@ import { loopbackNames } from '../support/loopback-names.ts';
 // (DELETE /management/v1/users/{id}/sessions, or …/sessions/{sessionId}
 // for one of them). A local HTTP server receives them; each is verified
 // with the JWKS. A failing app is retried in the background while the
-// user's logout goes on, and counted when it keeps failing. Deliveries go through the outbound client: the receivers
-// here are on loopback, which apps reach only with OUTBOUND_ALLOW_PRIVATE
-// (local development); without it, and for link-local or metadata
-// addresses always, nothing is sent and no connection is opened.
+// user's logout goes on, and counted when it keeps failing. Deliveries
+// go through the outbound client: the receivers here are on loopback,
+// which apps reach only with OUTBOUND_ALLOW_PRIVATE (local development);
+// without it, and for link-local or metadata addresses always, nothing is
+// sent and no connection is opened.
 
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 
