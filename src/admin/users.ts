@@ -59,11 +59,12 @@ const parsePhone = validator<PhoneInput>(phoneSchema);
 const principal = (ctx: Context) => ctx.state.principal as Principal;
 
 /**
- * Users of the acting org (docs/api/users.md): humans and machines, a
- * machine's keys, client secret and PATs, removal, project grants, and
- * a user's sessions: listed, one or all ended. `secretKey` keys the digests of the
- * secrets handed out here. Profile, login name, phone, state changes and
- * grant changes follow in the same shape.
+ * Users of the acting org (docs/api/users.md): humans and machines, their
+ * profile, login name and phone, their state (lock, deactivate), a
+ * machine's keys, client secret and PATs, removal, project grants, and a
+ * user's sessions (listed, one or all ended). `secretKey` keys the digests
+ * of the secrets handed out here; `sessionIdleLifetime` dates a session's
+ * last activity.
  */
 export function userRoutes(
   db: Database,
