@@ -77,6 +77,18 @@ function keyFile(response: Record<string, any>): string {
   return Buffer.from(String(response.keyDetails ?? ''), 'base64').toString('utf8');
 }
 
+/** A state change of another user: `POST /management/v1/users/{userId}/{action}` without a body. */
+function userStateCommand(name: string, action: string, summary: string, done: string): Command {
+  return {
+    name,
+    summary: `${summary} (needs ORG_OWNER or ORG_USER_MANAGER holding every role of the user)`,
+    options: { user: { type: 'string', arg: '<userId>', description: 'user id' } },
+    required: ['user'],
+    request: (values) => ({ method: 'POST', path: `/management/v1/users/${id(str(values, 'user')!)}/${action}`, body: {} }),
+    describe: (_r, v) => [`${done} user ${str(v, 'user')}`],
+  };
+}
+
 export const COMMANDS: Command[] = [
   {
     name: 'setup-org',
@@ -288,6 +300,9 @@ export const COMMANDS: Command[] = [
     request: (values) => ({ method: 'POST', path: `/management/v1/users/${id(str(values, 'user')!)}/_unlock`, body: {} }),
     describe: (_r, v) => [`Unlocked user ${str(v, 'user')}`],
   },
+  userStateCommand('lock', '_lock', 'lock a user until an admin unlocks it; its tokens end', 'Locked'),
+  userStateCommand('deactivate', '_deactivate', 'deactivate a user: no sign-in, its tokens end', 'Deactivated'),
+  userStateCommand('reactivate', '_reactivate', 'make a deactivated user active again', 'Reactivated'),
   {
     name: 'auth-factors',
     summary: "list a user's second factors (needs ORG_OWNER or ORG_USER_MANAGER)",

@@ -173,6 +173,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           secretKey,
           announce,
           engine,
+          sessionIdleLifetime: config.sessionIdleLifetime,
           signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh },
           throttle,
           smtp: { sealingKey: smtpSealingKey, fromEnvironment: smtpFromEnvironment(config) },

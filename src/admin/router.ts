@@ -35,6 +35,8 @@ export interface AdminApiDeps {
   /** Commands tell every node's caches what they changed. */
   announce: Announce;
   engine: EngineHolder;
+  /** Seconds a browser session lives without activity: its last activity is its expiry less this. */
+  sessionIdleLifetime: number;
   signingKeys: SigningKeyAdmin;
   /** Counts unknown or invalid bearer tokens per client address. */
   throttle: AuthThrottle;
@@ -56,11 +58,11 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
  * The admin and management REST API (docs/api/README.md): errors in one
  * format, JSON bodies, bearer authentication, then the resource routes.
  */
-export function adminRouter({ db, log, settings, verifiers, secretKey, announce, engine, signingKeys, throttle, smtp }: AdminApiDeps): Router {
+export function adminRouter({ db, log, settings, verifiers, secretKey, announce, engine, sessionIdleLifetime, signingKeys, throttle, smtp }: AdminApiDeps): Router {
   const resources = [
     searchRoutes(db),
     orgRoutes(db, settings, announce),
-    userRoutes(db, announce, settings, secretKey, engine),
+    userRoutes(db, announce, settings, secretKey, engine, sessionIdleLifetime),
     memberRoutes(db),
     featureRoutes(db, announce),
     projectRoutes(db, announce),

@@ -1,6 +1,7 @@
 import { MACHINE_ACCESS_TOKEN_TYPES } from '../domain/users.ts';
 import { INSTANCE_ROLES, ORG_ROLES } from '../domain/roles.ts';
 import type { FieldViolation } from '../domain/errors.ts';
+import { humanSchema } from './schemas.ts';
 
 // JSON Schemas of the user, member and feature calls (docs/api/users.md,
 // docs/api/features.md). As in
@@ -60,6 +61,26 @@ export const userGrantSchema = {
     projectId: ID,
     roleKeys: { type: 'array', maxItems: 200, items: { type: 'string', minLength: 1, maxLength: 200 } },
   },
+} as const;
+
+/** `PUT .../users/{id}/profile`: the create call's profile, with its limits. */
+export const profileSchema = humanSchema.properties.profile;
+
+/** `PUT .../users/{id}/phone`: the create call's phone, with its limits. */
+export const phoneSchema = humanSchema.properties.phone;
+
+export const userNameSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['userName'],
+  properties: { userName: humanSchema.properties.userName },
+} as const;
+
+export const userGrantChangeSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['roleKeys'],
+  properties: { roleKeys: userGrantSchema.properties.roleKeys },
 } as const;
 
 function memberSchema(roles: readonly string[]) {

@@ -19,16 +19,30 @@ import {
 } from '../commands/machine-credentials.ts';
 import { removeUser } from '../commands/remove-user.ts';
 import { unlockUser } from '../commands/unlock-user.ts';
-import { endUserSessions } from '../commands/end-user-sessions.ts';
+import { endUserSession, endUserSessions } from '../commands/end-user-sessions.ts';
+import { listUserSessions } from '../queries/user-sessions.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
 import { removeUserOtp } from '../commands/otp.ts';
 import { removeUserPasskey } from '../commands/passkeys.ts';
 import { listAuthFactors } from '../queries/auth-factors.ts';
-import { addUserGrant, type UserGrantInput } from '../commands/user-grants.ts';
+import { addUserGrant, changeUserGrant, removeUserGrant, type UserGrantInput } from '../commands/user-grants.ts';
+import { changePhone, changeProfile, changeUserName, type PhoneInput, type ProfileInput } from '../commands/change-user.ts';
+import { deactivateUser, lockUser, reactivateUser } from '../commands/user-state.ts';
 import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
 import { humanSchema } from './schemas.ts';
-import { emptySchema, futureDate, machineKeySchema, machineSchema, patSchema, userGrantSchema } from './user-schemas.ts';
+import {
+  emptySchema,
+  futureDate,
+  machineKeySchema,
+  machineSchema,
+  patSchema,
+  phoneSchema,
+  profileSchema,
+  userGrantChangeSchema,
+  userGrantSchema,
+  userNameSchema,
+} from './user-schemas.ts';
 import { passwordRule } from './orgs.ts';
 
 const expirationDate = futureDate('expirationDate');
@@ -37,16 +51,29 @@ const parseKey = validator<AddKeyInput>(machineKeySchema, (body) => expirationDa
 const parseEmpty = validator<Record<string, never>>(emptySchema);
 const parsePat = validator<AddPatInput>(patSchema, (body) => expirationDate(body.expirationDate));
 const parseGrant = validator<UserGrantInput>(userGrantSchema);
+const parseGrantChange = validator<{ roleKeys: string[] }>(userGrantChangeSchema);
+const parseProfile = validator<ProfileInput>(profileSchema);
+const parseUserName = validator<{ userName: string }>(userNameSchema);
+const parsePhone = validator<PhoneInput>(phoneSchema);
 
 const principal = (ctx: Context) => ctx.state.principal as Principal;
 
 /**
- * Users of the acting org (docs/api/users.md): humans and machines, a
- * machine's keys, client secret and PATs, removal, project grants, and
- * ending all of a user's sessions. `secretKey` keys the digests of the
- * secrets handed out here.
+ * Users of the acting org (docs/api/users.md): humans and machines, their
+ * profile, login name and phone, their state (lock, deactivate), a
+ * machine's keys, client secret and PATs, removal, project grants, and a
+ * user's sessions (listed, one or all ended). `secretKey` keys the digests
+ * of the secrets handed out here; `sessionIdleLifetime` dates a session's
+ * last activity.
  */
-export function userRoutes(db: Database, announce: Announce, settings: OrgSettings, secretKey: Buffer, engine: EngineHolder): Router {
+export function userRoutes(
+  db: Database,
+  announce: Announce,
+  settings: OrgSettings,
+  secretKey: Buffer,
+  engine: EngineHolder,
+  sessionIdleLifetime: number,
+): Router {
   const password = passwordRule(settings.passwordPolicy, 'password');
   const parseHuman = validator<HumanInput>(humanSchema, (body) => password(body.password));
   const router = new Router({ prefix: '/management/v1/users' });
@@ -71,6 +98,29 @@ export function userRoutes(db: Database, announce: Announce, settings: OrgSettin
     ctx.body = await unlockUser(db, announce, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
   });
 
+  router.put('/:userId/profile', async (ctx) => {
+    const input = parseProfile(ctx.request.body);
+    ctx.body = await changeProfile(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, input);
+  });
+  router.put('/:userId/username', async (ctx) => {
+    const input = parseUserName(ctx.request.body);
+    ctx.body = await changeUserName(db, announce, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, input);
+  });
+  router.put('/:userId/phone', async (ctx) => {
+    const input = parsePhone(ctx.request.body);
+    ctx.body = await changePhone(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, input);
+  });
+  for (const [path, change] of [
+    ['_deactivate', deactivateUser],
+    ['_reactivate', reactivateUser],
+    ['_lock', lockUser],
+  ] as const) {
+    router.post(`/:userId/${path}`, async (ctx) => {
+      parseEmpty(ctx.request.body ?? {});
+      ctx.body = await change(db, announce, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+    });
+  }
+
   router.get('/:userId/auth_factors', async (ctx) => {
     ctx.body = await listAuthFactors(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
   });
@@ -87,6 +137,12 @@ export function userRoutes(db: Database, announce: Announce, settings: OrgSettin
   });
   router.delete('/:userId/sessions', async (ctx) => {
     ctx.body = await endUserSessions(db, engine, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+  router.get('/:userId/sessions', async (ctx) => {
+    ctx.body = await listUserSessions(db, engine, sessionIdleLifetime, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+  router.delete('/:userId/sessions/:sessionId', async (ctx) => {
+    ctx.body = await endUserSession(db, engine, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, ctx.params.sessionId!);
   });
 
   router.get('/:userId/keys', async (ctx) => {
@@ -121,6 +177,13 @@ export function userRoutes(db: Database, announce: Announce, settings: OrgSettin
   });
   router.get('/:userId/grants', async (ctx) => {
     ctx.body = await listUserGrants(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
+  });
+  router.put('/:userId/grants/:grantId', async (ctx) => {
+    const input = parseGrantChange(ctx.request.body);
+    ctx.body = await changeUserGrant(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, ctx.params.grantId!, input);
+  });
+  router.delete('/:userId/grants/:grantId', async (ctx) => {
+    ctx.body = await removeUserGrant(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, ctx.params.grantId!);
   });
 
   return router;

@@ -4,14 +4,9 @@ import type { EngineHolder } from '../engine/engine-holder.ts';
 import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
 import { forgetSession, sessionsOfUser } from '../storage/user-sessions.ts';
 import type { Principal } from '../domain/roles.ts';
+import { NotFound } from '../domain/errors.ts';
 import { userToActOn } from '../queries/get-user.ts';
-
-interface StoredSession {
-  accountId?: string;
-  authorizations?: Record<string, { grantId?: string; persistsLogout?: boolean }>;
-  sidFor(clientId: string): string;
-  destroy(): Promise<void>;
-}
+import { sessionsOf, type StoredSession } from '../queries/user-sessions.ts';
 
 interface LogoutClient {
   backchannelLogoutUri?: string;
@@ -65,5 +60,35 @@ export async function endUserSessions(db: Database, engine: EngineHolder, actor:
     if (session?.accountId === userId) await endSession(provider, session, userId);
     await forgetSession(db, sessionId);
   }
+  return result;
+}
+
+/**
+ * `DELETE /management/v1/users/{userId}/sessions/{sessionId}`: ends one
+ * browser session of the user (by the id the session list shows) as logout
+ * would; a session of another user, or none, is 404 and writes nothing.
+ */
+export async function endUserSession(
+  db: Database,
+  engine: EngineHolder,
+  actor: Principal,
+  orgId: string,
+  userId: string,
+  sessionId: string,
+): Promise<{ details: WriteDetails }> {
+  const provider = engine.provider;
+  // The engine's records are read outside the write: on the embedded
+  // database they share its one connection.
+  const user = await userToActOn(db, actor, orgId, userId);
+  const session = (await sessionsOf(db, provider, user.id)).find((candidate) => candidate.uid === sessionId);
+  if (!session) throw new NotFound('session not found');
+  const result = await db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor);
+    await userToActOn(tx, actor, orgId, userId);
+    await write.append({ aggregateType: 'user', aggregateId: user.id, type: 'user.session.terminated', resourceOwner: orgId, payload: { sessionId } });
+    return { details: writeDetails(write, orgId) };
+  });
+  await endSession(provider, session, userId);
+  await forgetSession(db, session.jti);
   return result;
 }

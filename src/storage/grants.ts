@@ -84,3 +84,36 @@ export async function rolesOfUser(db: Queryable, userId: string, projectIds?: st
   );
   return rows.map((row) => ({ projectId: row.project_id, roleKey: row.role_key, orgId: row.org_id, orgPrimaryDomain: row.primary_domain }));
 }
+
+/** A grant of the user, or undefined (also for another user's grant). */
+export async function findUserGrant(db: Queryable, userId: string, grantId: string): Promise<UserGrantRow | undefined> {
+  if (grantId.includes('\u0000')) return undefined;
+  const { rows } = await db.query<UserGrantRow>(
+    `SELECT id, project_id, org_id, role_keys, sequence::text AS sequence, creation_date, change_date
+       FROM user_grants WHERE id = $1 AND user_id = $2`,
+    [grantId, userId],
+  );
+  return rows[0];
+}
+
+export async function changeUserGrant(write: Write, grant: { id: string; userId: string; orgId: string; roleKeys: string[] }): Promise<void> {
+  const sequence = await write.append({
+    aggregateType: 'usergrant',
+    aggregateId: grant.id,
+    type: 'user.grant.changed',
+    resourceOwner: grant.orgId,
+    payload: { userId: grant.userId, roleKeys: grant.roleKeys },
+  });
+  await write.tx.query('UPDATE user_grants SET role_keys = $2, sequence = $3, change_date = $4 WHERE id = $1', [grant.id, grant.roleKeys, sequence, write.at]);
+}
+
+export async function removeUserGrant(write: Write, grant: { id: string; userId: string; orgId: string }): Promise<void> {
+  await write.append({
+    aggregateType: 'usergrant',
+    aggregateId: grant.id,
+    type: 'user.grant.removed',
+    resourceOwner: grant.orgId,
+    payload: { userId: grant.userId },
+  });
+  await write.tx.query('DELETE FROM user_grants WHERE id = $1', [grant.id]);
+}

@@ -485,6 +485,30 @@ describe('portcullis CLI against a real server', () => {
     assert.match(again.stderr, /not locked/);
   });
 
+  test('lock, deactivate, reactivate: each changes the state once; the same change again is an error', async () => {
+    const human = await fetch(`${server.url}/management/v1/users/human`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.pat}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ userName: 'dormant-dora', profile: { firstName: 'D', lastName: 'D' }, email: { email: 'dora@example.test' } }),
+    });
+    const { userId } = (await human.json()) as { userId: string };
+    const state = async () => (await server.running.db.query<{ state: string }>('SELECT state FROM users WHERE id = $1', [userId])).rows[0]!.state;
+    for (const [command, done, expected] of [
+      ['lock', 'Locked', 'locked'],
+      ['deactivate', 'Deactivated', 'inactive'],
+      ['reactivate', 'Reactivated', 'active'],
+    ]) {
+      const r = await cli(command!, '--user', userId);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, `${done} user ${userId}\n`);
+      assert.equal(await state(), expected);
+    }
+    const again = await cli('reactivate', '--user', userId);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /not inactive/);
+    assert.equal((await cli('deactivate')).code, 2, 'no --user');
+  });
+
   test('auth-factors and remove-otp: the authenticator app of a lost device is listed, then removed; removing it again is an error', async () => {
     const human = await fetch(`${server.url}/management/v1/users/human`, {
       method: 'POST',

@@ -22,14 +22,15 @@ import { loopbackNames } from '../support/loopback-names.ts';
 
 // OIDC Back-Channel Logout 1.0: apps signed in to in one browser session
 // get a logout token POSTed to their backChannelLogoutUri when the user
-// logs out (end_session) or an administrator ends all of the user's
-// sessions (DELETE /management/v1/users/{id}/sessions). A local HTTP server
-// receives them; each is verified with the JWKS. A failing app is retried
-// in the background while the user's logout goes on, and counted when it
-// keeps failing. Deliveries go through the outbound client: the receivers
-// here are on loopback, which apps reach only with OUTBOUND_ALLOW_PRIVATE
-// (local development); without it, and for link-local or metadata
-// addresses always, nothing is sent and no connection is opened.
+// logs out (end_session) or an administrator ends the user's sessions
+// (DELETE /management/v1/users/{id}/sessions, or …/sessions/{sessionId}
+// for one of them). A local HTTP server receives them; each is verified
+// with the JWKS. A failing app is retried in the background while the
+// user's logout goes on, and counted when it keeps failing. Deliveries
+// go through the outbound client: the receivers here are on loopback,
+// which apps reach only with OUTBOUND_ALLOW_PRIVATE (local development);
+// without it, and for link-local or metadata addresses always, nothing is
+// sent and no connection is opened.
 
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 
@@ -270,6 +271,34 @@ describe('in Chromium', { skip: needsChromium }, () => {
     assert.equal(again.status, 200, 'no session left is no error');
     const unknown = await world.api('DELETE', '/management/v1/users/999999999/sessions');
     assert.equal(unknown.status, 404);
+  });
+
+  test('DELETE /management/v1/users/{id}/sessions/{sessionId} ends that one session: one logout token, for its sid', async () => {
+    const sessionIds = async (): Promise<string[]> => {
+      const listed = await world.api('GET', `/management/v1/users/${user.userId}/sessions`);
+      assert.equal(listed.status, 200, JSON.stringify(listed.body));
+      return listed.body.result.map((session: { id: string }) => session.id);
+    };
+    const first = await browser.newContext();
+    const second = await browser.newContext();
+    const known = await sessionIds();
+    const one = await signInEverywhere(first, ['withSid']);
+    const [firstId] = (await sessionIds()).filter((id) => !known.includes(id));
+    assert.ok(firstId, 'the sign-in is listed');
+    await signInEverywhere(second, ['withSid']);
+    const before = receiver.received.filter((r) => r.path === '/with-sid').length;
+
+    const ended = await world.api('DELETE', `/management/v1/users/${user.userId}/sessions/${firstId}`);
+    assert.equal(ended.status, 200, JSON.stringify(ended.body));
+    const [token] = (await receiver.waitFor('/with-sid', before + 1)).slice(before);
+    assert.equal((await verifyLogoutToken(token!.token, apps.withSid.clientId)).sid, decodeJwt(one.withSid!).sid);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(receiver.received.filter((r) => r.path === '/with-sid').length, before + 1, 'the other session gets no logout token');
+    const left = await sessionIds();
+    assert.ok(!left.includes(firstId));
+    assert.equal(left.length, known.length + 1, 'the other browser is still signed in');
+    await first.close();
+    await second.close();
   });
 
   test('a metadata address stored before this check is refused at send time, even with OUTBOUND_ALLOW_PRIVATE, and not retried', async () => {

@@ -6,11 +6,11 @@ import { runCodeFlow } from '../support/code-flow.ts';
 import { passwordForm } from '../support/login-form.ts';
 import { postForm, startCluster, type Cluster, type ClusterNode } from '../support/cluster.ts';
 
-// docs/security.md, "What ends a token": the tokens of a user locked on one
-// node are refused on every other node within 5 seconds — introspection
+// docs/security.md, "What ends a token": the tokens of a user locked (by
+// failures or by an admin) or deactivated on one node are refused on every other node within 5 seconds — introspection
 // {"active": false}, userinfo and the admin API 401 — although each node
 // reads users through its own cache (cleared on every node through Redis
-// when a user is locked, unlocked or removed).
+// when a user is locked, unlocked, deactivated or removed).
 
 const LIMIT_MS = 5000;
 const POLL_MS = 100;
@@ -52,12 +52,17 @@ describe('tokens end with their user on every node', { skip: needsPostgres || ne
     await cluster?.stop();
   });
 
-  test('a user locked on node A: node B refuses their tokens within 5 seconds (introspection, userinfo, admin API)', async () => {
+  /**
+   * Signs a new org owner in through the code flow, lets node B read them as
+   * active, ends them on node A with `end` and waits for node B to refuse
+   * their access token everywhere; `expectedState` is what the API then shows.
+   */
+  async function tokensEndOnB(userName: string, end: (userId: string, loginName: string) => Promise<void>, expectedState: string) {
     const password = 'Locked-Passw0rd!';
     const human = await api(A, 'POST', '/management/v1/users/human', {
-      userName: 'lou',
+      userName,
       profile: { firstName: 'Lou', lastName: 'Locked' },
-      email: { email: 'lou@example.test', isEmailVerified: true },
+      email: { email: `${userName}@example.test`, isEmailVerified: true },
       password,
     });
     assert.equal(human.status, 200, human.text);
@@ -79,12 +84,10 @@ describe('tokens end with their user on every node', { skip: needsPostgres || ne
     assert.equal(await userinfoAtB(), 200);
     assert.equal(await adminApiAtB(), 200);
 
-    const form = await passwordForm(A.url, app.clientId);
-    const wrong = await form(loginName, 'not-the-password');
-    assert.ok(wrong.status < 500, wrong.text);
+    await end(userId, loginName);
     const locked = Date.now();
     const state = await api(A, 'GET', `/management/v1/users/${userId}`);
-    assert.equal(state.json.user.state, 'USER_STATE_LOCKED', state.text);
+    assert.equal(state.json.user.state, expectedState, state.text);
 
     let seen: { introspection: unknown; userinfo: number; adminApi: number } | undefined;
     for (;;) {
@@ -96,6 +99,31 @@ describe('tokens end with their user on every node', { skip: needsPostgres || ne
     }
     const elapsed = Date.now() - locked;
     assert.deepEqual(seen, { introspection: { active: false }, userinfo: 401, adminApi: 401 }, `node B after ${elapsed} ms\n${cluster.output()}`);
-    assert.ok(elapsed < LIMIT_MS, `node B refused the locked user's token only after ${elapsed} ms`);
+    assert.ok(elapsed < LIMIT_MS, `node B refused the ended user's token only after ${elapsed} ms`);
+  }
+
+  test('a user locked on node A: node B refuses their tokens within 5 seconds (introspection, userinfo, admin API)', async () => {
+    const lockByFailure = async (_userId: string, loginName: string) => {
+      const form = await passwordForm(A.url, app.clientId);
+      const wrong = await form(loginName, 'not-the-password');
+      assert.ok(wrong.status < 500, wrong.text);
+    };
+    await tokensEndOnB('lou', lockByFailure, 'USER_STATE_LOCKED');
+  });
+
+  test('a user deactivated on node A: node B refuses their tokens within 5 seconds', async () => {
+    const deactivate = async (userId: string) => {
+      const res = await api(A, 'POST', `/management/v1/users/${userId}/_deactivate`, {});
+      assert.equal(res.status, 200, res.text);
+    };
+    await tokensEndOnB('dee', deactivate, 'USER_STATE_INACTIVE');
+  });
+
+  test('a user locked by an admin on node A: node B refuses their tokens within 5 seconds', async () => {
+    const lock = async (userId: string) => {
+      const res = await api(A, 'POST', `/management/v1/users/${userId}/_lock`, {});
+      assert.equal(res.status, 200, res.text);
+    };
+    await tokensEndOnB('lock', lock, 'USER_STATE_LOCKED');
   });
 });

@@ -85,6 +85,11 @@ export async function passwordForm(
  * answers the app's client id.
  */
 export async function passwordFormApp(api: Api, name: string, orgId?: string): Promise<string> {
+  return (await passwordFormAppWithSecret(api, name, orgId)).clientId;
+}
+
+/** passwordFormApp's app with its client secret (shown once), for the token endpoint and introspection. */
+export async function passwordFormAppWithSecret(api: Api, name: string, orgId?: string): Promise<{ clientId: string; clientSecret: string }> {
   const project = await api('POST', '/management/v1/projects', { body: { name }, orgId });
   assert.equal(project.status, 200, project.text);
   const app = await api('POST', `/management/v1/projects/${project.body.id}/apps/oidc`, {
@@ -100,5 +105,5 @@ export async function passwordFormApp(api: Api, name: string, orgId?: string): P
     orgId,
   });
   assert.equal(app.status, 200, app.text);
-  return app.body.clientId;
+  return { clientId: app.body.clientId, clientSecret: app.body.clientSecret };
 }
