@@ -58,7 +58,19 @@ const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
  * The admin and management REST API (docs/api/README.md): errors in one
  * format, JSON bodies, bearer authentication, then the resource routes.
  */
-export function adminRouter({ db, log, settings, verifiers, secretKey, announce, engine, sessionIdleLifetime, signingKeys, throttle, smtp }: AdminApiDeps): Router {
+export function adminRouter({
+  db,
+  log,
+  settings,
+  verifiers,
+  secretKey,
+  announce,
+  engine,
+  sessionIdleLifetime,
+  signingKeys,
+  throttle,
+  smtp,
+}: AdminApiDeps): Router {
   const resources = [
     searchRoutes(db),
     orgRoutes(db, settings, announce),
