@@ -1,13 +1,14 @@
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { UsageError, type CommandSpec, type Values } from './args.ts';
+import { UsageError } from './args.ts';
+import type { Command } from './command.ts';
+import { POLICY_COMMANDS } from './policy-commands.ts';
 import { isObject } from './http.ts';
 import { json, secretLines } from './output.ts';
 import {
   APP_TOKEN_TYPE_CHOICES,
   APP_TYPE_CHOICES,
   AUTH_METHOD_CHOICES,
-  count,
   expiration,
   GRANT_TYPE_CHOICES,
   list,
@@ -23,20 +24,6 @@ import { DEFAULT_MACHINE_ACCESS_TOKEN_TYPE } from '../src/domain/users.ts';
 // The commands table: for each command its options, the API call it makes
 // and the human-readable lines of its result.
 
-export interface ApiRequest {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  path: string;
-  body?: unknown;
-}
-
-export interface Command extends CommandSpec {
-  request(values: Values): ApiRequest;
-  /** Lines printed without --json. */
-  describe(response: Record<string, any>, values: Values): string[];
-  /** Side effect after a successful call (with or without --json), e.g. writing the key file. */
-  after?(response: Record<string, any>, values: Values): void;
-}
-
 /** An expected failure outside the API (a file that cannot be read or written): exit 1. */
 export class CliError extends Error {
   /** Printed on stdout before the error, e.g. a secret that must not be lost. */
@@ -48,21 +35,6 @@ export class CliError extends Error {
 }
 
 const id = (value: string) => encodeURIComponent(value);
-
-/** Where a lockout policy command acts: the instance default (--instance) or the org. */
-function lockoutPath(values: Values): string {
-  return values.instance === true ? '/admin/v1/policies/lockout' : '/management/v1/policies/lockout';
-}
-
-function lockoutLines(policy: Record<string, any>): string[] {
-  const lock = policy.lockoutDurationSeconds === 0 ? 'until an admin unlocks' : `${policy.lockoutDurationSeconds} s`;
-  const attempts = (n: number) => (n === 0 ? '0 (no lockout)' : String(n));
-  return [
-    `maxPasswordAttempts: ${attempts(policy.maxPasswordAttempts)}`,
-    `maxOtpAttempts: ${attempts(policy.maxOtpAttempts)}`,
-    `lockoutDurationSeconds: ${policy.lockoutDurationSeconds} (locked ${lock})`,
-  ];
-}
 
 function readSecretFile(path: string, what: string): string {
   try {
@@ -335,48 +307,7 @@ export const COMMANDS: Command[] = [
     request: (values) => ({ method: 'DELETE', path: `/management/v1/users/${id(str(values, 'user')!)}/passkeys/${id(str(values, 'passkey')!)}` }),
     describe: (_r, v) => [`Removed passkey ${str(v, 'passkey')} of user ${str(v, 'user')}`],
   },
-  {
-    name: 'lockout-policy',
-    summary: 'show the lockout policy of the org (or with --instance the instance default)',
-    options: { instance: { type: 'boolean', description: 'the instance default (needs IAM_OWNER)' } },
-    required: [],
-    request: (values) => ({ method: 'GET', path: lockoutPath(values) }),
-    describe: (r, v) => [
-      v.instance === true ? 'Instance default lockout policy' : `Lockout policy of the org (${r.isDefault ? 'the instance default' : 'its own'})`,
-      ...lockoutLines(r.policy),
-    ],
-  },
-  {
-    name: 'set-lockout-policy',
-    summary: 'set the lockout policy of the org (or with --instance the instance default); options not given keep their value',
-    options: {
-      instance: { type: 'boolean', description: 'set the instance default (needs IAM_OWNER)' },
-      'max-password-attempts': { type: 'string', arg: '<n>', description: 'failed password checks before the user is locked; 0: never lock' },
-      'max-otp-attempts': { type: 'string', arg: '<n>', description: 'failed second-factor codes before the user is locked; 0: never lock' },
-      'lockout-seconds': { type: 'string', arg: '<n>', description: 'how long a lock lasts; 0: until an admin unlocks' },
-    },
-    required: [],
-    request(values) {
-      const body = {
-        maxPasswordAttempts: count('set-lockout-policy', values, 'max-password-attempts'),
-        maxOtpAttempts: count('set-lockout-policy', values, 'max-otp-attempts'),
-        lockoutDurationSeconds: count('set-lockout-policy', values, 'lockout-seconds'),
-      };
-      const given = Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
-      if (!Object.keys(given).length)
-        throw new UsageError('give at least one of --max-password-attempts, --max-otp-attempts, --lockout-seconds', 'set-lockout-policy');
-      return { method: 'PUT', path: lockoutPath(values), body: given };
-    },
-    describe: (_r, v) => [v.instance === true ? 'Set the instance default lockout policy.' : 'Set the lockout policy of the org.'],
-  },
-  {
-    name: 'reset-lockout-policy',
-    summary: "remove the org's own lockout policy: the instance default applies again",
-    options: {},
-    required: [],
-    request: () => ({ method: 'DELETE', path: '/management/v1/policies/lockout' }),
-    describe: () => ['The org follows the instance default lockout policy again.'],
-  },
+  ...POLICY_COMMANDS,
   {
     name: 'rotate-keys',
     summary: 'rotate the signing keys (needs IAM_OWNER)',

@@ -80,9 +80,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const applied = await migrate(db);
     if (applied.length) log.info({ migrations: applied }, 'database migrated');
 
-    const master = resolveMasterKey(config.masterKey, config.dataDir);
-    if (master.source === 'generated') log.warn({ path: master.path }, 'generated a master key; keep this file, or set MASTER_KEY');
-    await verifyMasterKey(db, master.key);
+    const master = await checkedMasterKey(db, config, log);
     const sealingKey = deriveKey(master.key, 'signing key sealing');
     const smtpSealingKey = deriveKey(master.key, 'smtp password sealing');
 
@@ -382,4 +380,12 @@ async function listen(app: Parameters<typeof createServer>[1], config: ConfigRes
     server.listen(config.port, config.host, () => resolve());
   });
   return { server, connections };
+}
+
+/** MASTER_KEY, or the generated key file of an embedded trial; a key other than the database's stops the start. */
+async function checkedMasterKey(db: Database, config: ConfigResult, log: Logger): Promise<{ key: Buffer }> {
+  const master = resolveMasterKey(config.masterKey, config.dataDir);
+  if (master.source === 'generated') log.warn({ path: master.path }, 'generated a master key; keep this file, or set MASTER_KEY');
+  await verifyMasterKey(db, master.key);
+  return master;
 }
