@@ -8,16 +8,19 @@ import type { TokenWorld } from './tokens.ts';
 
 export const LOGIN_FORM_REDIRECT = 'http://localhost:1/cb';
 
-/** A project and a confidential web app (code flow, devMode) redirecting to LOGIN_FORM_REDIRECT. */
+/** The settings of a confidential web app (code flow, devMode) redirecting to LOGIN_FORM_REDIRECT. */
+const LOGIN_FORM_APP = {
+  redirectUris: [LOGIN_FORM_REDIRECT],
+  responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+  grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
+  appType: 'OIDC_APP_TYPE_WEB',
+  authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+  devMode: true,
+};
+
+/** A project and a LOGIN_FORM_APP app. */
 export async function loginFormApp(world: TokenWorld, name: string): Promise<{ clientId: string; clientSecret: string }> {
-  const app = await world.createApp(await world.createProject(name), {
-    redirectUris: [LOGIN_FORM_REDIRECT],
-    responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
-    grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
-    appType: 'OIDC_APP_TYPE_WEB',
-    authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
-    devMode: true,
-  });
+  const app = await world.createApp(await world.createProject(name), LOGIN_FORM_APP);
   return { clientId: app.clientId, clientSecret: app.clientSecret! };
 }
 
@@ -93,15 +96,7 @@ export async function passwordFormAppWithSecret(api: Api, name: string, orgId?: 
   const project = await api('POST', '/management/v1/projects', { body: { name }, orgId });
   assert.equal(project.status, 200, project.text);
   const app = await api('POST', `/management/v1/projects/${project.body.id}/apps/oidc`, {
-    body: {
-      name: `${name} app`,
-      redirectUris: [LOGIN_FORM_REDIRECT],
-      responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
-      grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
-      appType: 'OIDC_APP_TYPE_WEB',
-      authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
-      devMode: true,
-    },
+    body: { name: `${name} app`, ...LOGIN_FORM_APP },
     orgId,
   });
   assert.equal(app.status, 200, app.text);
