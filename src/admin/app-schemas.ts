@@ -45,7 +45,7 @@ export const projectRoleSchema = {
   additionalProperties: false,
   required: ['roleKey'],
   properties: {
-    roleKey: { type: 'string', minLength: 1, maxLength: 200, pattern: '^\\S+$', description: 'must not contain whitespace' },
+    roleKey: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^\\s\\p{Cc}]+$', description: 'must not contain white space or control characters' },
     displayName: { type: 'string', maxLength: 200 },
   },
 };

@@ -45,14 +45,21 @@ export interface AdminApiDeps {
 
 const API_PREFIXES = ['/admin/v1', '/management/v1', '/v2'];
 
-const ID_PARAMS = ['userId', 'projectId', 'appId', 'keyId', 'tokenId', 'grantId'];
+const ID_PARAMS = ['userId', 'projectId', 'appId', 'keyId', 'tokenId', 'grantId', 'passkeyId', 'sessionId'];
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** Role keys are the caller's own names: no white space, no control character, 1–200 characters (src/admin/app-schemas.ts). */
+const KEY_PARAMS = ['roleKey'];
+const KEY = /^[^\s\p{Cc}]{1,200}$/u;
 
-/** An id that cannot exist is simply not found, and never reaches SQL. */
-const checkId: RouterParameterMiddleware = (value, _ctx, next) => {
-  if (!ID.test(value)) throw new NotFound('not found');
-  return next();
-};
+/** A path segment that cannot name anything (a NUL, a lone surrogate, an id of another shape) is simply not found, and never reaches SQL. */
+const checkSegment =
+  (shape: RegExp): RouterParameterMiddleware =>
+  (value, _ctx, next) => {
+    if (!shape.test(value) || !value.isWellFormed()) throw new NotFound('not found');
+    return next();
+  };
+const checkId = checkSegment(ID);
+const checkKey = checkSegment(KEY);
 
 /**
  * The admin and management REST API (docs/api/README.md): errors in one
@@ -91,6 +98,7 @@ export function adminRouter({
     // A handler of its own per name: the router runs one handler function
     // once per request, so a shared one would check only the first id.
     for (const name of ID_PARAMS) resource.param(name, (value, ctx, next) => checkId(value, ctx, next));
+    for (const name of KEY_PARAMS) resource.param(name, (value, ctx, next) => checkKey(value, ctx, next));
     router.use(resource.routes(), resource.allowedMethods({ throw: false }));
   }
   router.all(

@@ -761,4 +761,14 @@ test('the requests that answered 5xx before the fuzz found them are 4xx', async 
   const nul = await raw('GET', `/management/v1/projects/${scene.projectId}/apps/oidc%00`, pat);
   assert.equal(nul.status, 404);
   assert.equal(JSON.parse(nul.body.toString()).code, 5);
+  // A role key of the path (not an id) reached SQL with its NUL (seed 108605166).
+  for (const [method, target] of [
+    ['DELETE', `/management/v1/projects/${scene.projectId}/roles/nobody%00`],
+    ['DELETE', `/management/v1/projects/${scene.projectId}/roles/a%01b`],
+    ['DELETE', `/management/v1/projects/${scene.projectId}/roles/${'k'.repeat(201)}`],
+    ['DELETE', `/management/v1/projects/${scene.projectId}/roles/%ED%A0%80`],
+  ] as const) {
+    const answer = await raw(method, target, pat);
+    assert.equal(answer.status, 404, `${method} ${target}: ${answer.body.toString().slice(0, 200)}`);
+  }
 });
