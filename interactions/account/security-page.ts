@@ -73,11 +73,12 @@ export function securityRoutes(router: Router, deps: SecurityDeps): void {
       const state = posted(ctx);
       if (!state) return;
       const c = context(ctx, state);
+      if (throttled(ctx, c, deps.throttle)) return;
       if (!state.pending) return render(ctx, messagePage(c.lang, c.t, c.t.sessionExpired), 400);
       const outcome = await factor.verify(env, state.pending, form(ctx), c.t);
       if (!outcome.ok) {
-        // A wrong code counts against the address, as a wrong password does.
-        if (outcome.kind === 'guess') await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
+        // A wrong code or a passkey that does not verify counts against the address, as at the login; a typing slip does not.
+        if (outcome.kind !== 'slip') await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
         return showSecondFactor(ctx, state, state.pending, outcome.error);
       }
       cookie.write(ctx, { ...cookie.fresh(), user: state.pending });
