@@ -7,11 +7,13 @@ import type { KoaContextWithOIDC } from 'oidc-provider';
  * Discovery advertises them (`acr_values_supported`); `acr_values=mfa`
  * requires a second factor (interaction-policy.ts and the login pages).
  */
-export const ACR_VALUES = ['pwd', 'mfa'] as const;
+/** The acr of a sign-in with a second factor: what acr_values=mfa and forceMfa require (second-factor-rule.ts). */
+export const MFA_ACR = 'mfa';
+export const ACR_VALUES = ['pwd', MFA_ACR] as const;
 
 /** The acr of a login that used the methods `amr` (RFC 8176). */
 export function acrOf(amr: readonly string[]): (typeof ACR_VALUES)[number] {
-  return amr.includes('mfa') || (amr.includes('hwk') && amr.includes('user')) ? 'mfa' : 'pwd';
+  return amr.includes('mfa') || (amr.includes('hwk') && amr.includes('user')) ? MFA_ACR : 'pwd';
 }
 
 interface RequestedAcr {

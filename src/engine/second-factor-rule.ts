@@ -2,14 +2,8 @@ import { errors, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EffectivePolicy } from '../domain/policies/kind.ts';
 import type { UserLookup } from './accounts.ts';
+import { MFA_ACR } from './acr.ts';
 import { spaceSeparated } from '../domain/space-separated.ts';
-
-/**
- * The `acr` of a sign-in with a second factor (docs/oidc.md): a password and
- * a code or passkey, or a passkey with user verification. The engine keeps
- * it on the session and on every code and refresh token issued from it.
- */
-export const MFA_ACR = 'mfa';
 
 /** Whether the login policy of the user's org forces a second factor on them (forceMfa; humans only). */
 export type ForcedMfa = (accountId: string) => Promise<boolean>;
