@@ -225,6 +225,14 @@ describe('invalid settings stop with a message naming the setting', () => {
     assert.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false);
   });
 
+  it('refuses OUTBOUND_ALLOW_PRIVATE and ENABLE_HTTP_POST_METHODS other than true / false; both default to false', () => {
+    refused({ OUTBOUND_ALLOW_PRIVATE: 'maybe' }, 'OUTBOUND_ALLOW_PRIVATE');
+    refused({ ENABLE_HTTP_POST_METHODS: 'yes please' }, 'ENABLE_HTTP_POST_METHODS');
+    assert.equal(loadConfig({}).outboundAllowPrivate, false);
+    assert.equal(loadConfig({}).enableHttpPostMethods, false);
+    assert.equal(loadConfig({ OUTBOUND_ALLOW_PRIVATE: 'true' }).outboundAllowPrivate, true);
+  });
+
   it('refuses a DATABASE_SCHEMA that is not a plain identifier', () => {
     refused({ DATABASE_SCHEMA: 'x"; DROP SCHEMA public; --' }, 'DATABASE_SCHEMA');
   });
