@@ -35,6 +35,7 @@ import type { FeatureName } from './storage/features.ts';
 import { interactionRouter } from '../interactions/index.ts';
 import { createApp } from './app.ts';
 import { adminRouter } from './admin/router.ts';
+import { scimRouter } from './scim/router.ts';
 import { patVerifier } from './queries/verify-pat.ts';
 import { engineTokenVerifier } from './queries/verify-access-token.ts';
 import { impersonationAllowed } from './queries/principal.ts';
@@ -147,6 +148,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const dependencies: Dependency[] = [{ name: db.kind === 'postgres' ? 'postgres' : 'database', ping: () => db.ping() }];
     if (redis) dependencies.push({ name: 'redis', ping: () => redis.ping() });
 
+    const apiVerifiers = [patVerifier(db, secretKey), engineTokenVerifier(engine, lookupUser, engineDeps.exchanges)];
     const consoleBundle = await loadConsoleBundle(log);
     const inFlight = { count: 0 };
     let stopping = false;
@@ -167,7 +169,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           db,
           log,
           settings: orgSettings,
-          verifiers: [patVerifier(db, secretKey), engineTokenVerifier(engine, lookupUser, engineDeps.exchanges)],
+          verifiers: apiVerifiers,
           secretKey,
           announce,
           engine,
@@ -176,6 +178,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           throttle,
           smtp: { sealingKey: smtpSealingKey, fromEnvironment: smtpFromEnvironment(config) },
         }),
+        scimRouter({ db, log, settings: orgSettings, verifiers: apiVerifiers, announce, engine, throttle, issuer: config.issuer }),
         interactionRouter({
           engine,
           db,
