@@ -76,6 +76,14 @@ export function scimRouter({ db, log, settings, verifiers, announce, engine, thr
   });
   const users = scimUserRoutes(db, announce, settings, baseOf);
   router.use(users.routes(), users.allowedMethods({ throw: false }));
-  router.all('/{*rest}', () => {});
+  // Every other path under the org is answered here (so errors keep the
+  // SCIM shape): 405 where another method is served, else 404.
+  router.all('/{*rest}', (ctx) => {
+    const served = ctx.matched?.filter((layer) => layer.methods.length > 0 && !String(layer.path).endsWith('{*rest}')).flatMap((layer) => layer.methods) ?? [];
+    if (served.length) {
+      ctx.status = 405;
+      ctx.set('Allow', [...new Set(served)].join(', '));
+    }
+  });
   return router;
 }
