@@ -114,6 +114,11 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     closers.unshift(() => throttle.close());
     const outbound = outboundClient({ allowPrivate: config.outboundAllowPrivate, log });
     closers.unshift(() => outbound.close());
+    const idpFetch = { instance: outbound.fetcher({ trust: 'instance' }), org: outbound.fetcher({ trust: 'app' }) };
+    const idps = {
+      sealingKey: deriveKey(master.key, 'identity provider secret sealing'),
+      fetchFor: (scope: { orgId: string | null }) => (scope.orgId === null ? idpFetch.instance : idpFetch.org),
+    };
     const adapter = createAdapterFactory({ db, redis, clients, onStorageError: (store) => metrics.storageErrors.inc({ store }) });
     const engineDeps = {
       config,
@@ -177,6 +182,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh },
           throttle,
           smtp: { sealingKey: smtpSealingKey, fromEnvironment: smtpFromEnvironment(config) },
+          idps,
         }),
         scimRouter({ db, log, settings: orgSettings, verifiers: apiVerifiers, announce, engine, throttle, issuer: config.issuer }),
         interactionRouter({

@@ -20,6 +20,9 @@ import { signingKeyRoutes, type SigningKeyAdmin } from './signing-keys.ts';
 import { policyRoutes } from './policies.ts';
 import { searchRoutes } from './search.ts';
 import { smtpRoutes, type SmtpAdmin } from './smtp.ts';
+import { idpRoutes } from './idps.ts';
+import { idpLinkRoutes } from './idp-links.ts';
+import type { IdpCommandDeps } from '../commands/idps.ts';
 import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
@@ -41,11 +44,13 @@ export interface AdminApiDeps {
   /** Counts unknown or invalid bearer tokens per client address. */
   throttle: AuthThrottle;
   smtp: SmtpAdmin;
+  /** Seals identity providers' client secrets; the outbound fetch their discovery goes through. */
+  idps: Omit<IdpCommandDeps, 'db'>;
 }
 
 const API_PREFIXES = ['/admin/v1', '/management/v1', '/v2'];
 
-const ID_PARAMS = ['userId', 'projectId', 'appId', 'keyId', 'tokenId', 'grantId', 'passkeyId', 'sessionId'];
+const ID_PARAMS = ['userId', 'projectId', 'appId', 'keyId', 'tokenId', 'grantId', 'passkeyId', 'sessionId', 'idpId'];
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** Role keys are the caller's own names: no white space, no control character, 1–200 characters (src/admin/app-schemas.ts). */
 const KEY_PARAMS = ['roleKey'];
@@ -77,6 +82,7 @@ export function adminRouter({
   signingKeys,
   throttle,
   smtp,
+  idps,
 }: AdminApiDeps): Router {
   const resources = [
     searchRoutes(db),
@@ -89,6 +95,8 @@ export function adminRouter({
     signingKeyRoutes(db, signingKeys),
     policyRoutes(db, announce, [LOCKOUT_POLICY, LOGIN_POLICY]),
     smtpRoutes(db, smtp),
+    idpRoutes({ db, ...idps }, announce),
+    idpLinkRoutes(db),
   ];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us

@@ -7,6 +7,8 @@ import { InvalidArgument, NotFound, PermissionDenied } from '../domain/errors.ts
 import { hasInstanceRole, type Principal } from '../domain/roles.ts';
 import { mayChangeOrgPolicies } from '../domain/permissions.ts';
 import { withDefaults, type PolicyKind } from '../domain/policies/kind.ts';
+import { LOGIN_POLICY } from '../domain/policies/login.ts';
+import { clearOrgPolicyIdps, copyInstancePolicyIdps } from '../storage/login-policy-idps.ts';
 
 // PUT sets the fields present in the body; the others keep the value that
 // applied before (for an org's first override: the instance default's).
@@ -69,6 +71,8 @@ export async function setOrgPolicy<T extends object>(
     const { org, instance } = await findPolicies(tx, kind.name, orgId);
     const settings = usable(kind, { ...withDefaults(kind, (org ?? instance)?.settings as Partial<T> | undefined), ...input });
     await putPolicy(write, { kind: kind.name, orgId, aggregateId: orgId }, settings);
+    // The login policy's list of identity providers is part of the org's own copy.
+    if (!org && kind.name === LOGIN_POLICY.name) await copyInstancePolicyIdps(write, orgId);
     return { details: writeDetails(write, orgId) };
   });
   announce('policies');
@@ -87,6 +91,7 @@ export async function resetOrgPolicy<T extends object>(
     await assertMayChangeOrgPolicy(tx, actor, orgId, kind.name);
     const write = await beginWrite(tx, actor);
     if (!(await removeOrgPolicy(write, { kind: kind.name, orgId, aggregateId: orgId }))) throw new NotFound(`the org has no ${kind.name} policy of its own`);
+    if (kind.name === LOGIN_POLICY.name) await clearOrgPolicyIdps(write, orgId);
     return { details: writeDetails(write, orgId) };
   });
   announce('policies');

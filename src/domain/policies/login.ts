@@ -14,6 +14,10 @@ export interface LoginPolicy {
   passwordlessType: (typeof PASSWORDLESS_TYPES)[number];
   allowRegister: boolean;
   secondFactors: Array<(typeof SECOND_FACTOR_TYPES)[number]>;
+  /** The login page offers the providers of the policy's list (docs/idps.md). */
+  allowExternalIdp: boolean;
+  /** forceMfa asks a second factor of local sign-ins only, not of sign-ins through a provider. */
+  forceMfaLocalOnly: boolean;
 }
 
 export const LOGIN_POLICY: PolicyKind<LoginPolicy> = {
@@ -23,6 +27,8 @@ export const LOGIN_POLICY: PolicyKind<LoginPolicy> = {
     passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED',
     allowRegister: true,
     secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'],
+    allowExternalIdp: true,
+    forceMfaLocalOnly: false,
   },
   schema: {
     type: 'object',
@@ -31,6 +37,8 @@ export const LOGIN_POLICY: PolicyKind<LoginPolicy> = {
       passwordlessType: { type: 'string', enum: [...PASSWORDLESS_TYPES] },
       allowRegister: { type: 'boolean' },
       secondFactors: { type: 'array', uniqueItems: true, maxItems: SECOND_FACTOR_TYPES.length, items: { type: 'string', enum: [...SECOND_FACTOR_TYPES] } },
+      allowExternalIdp: { type: 'boolean' },
+      forceMfaLocalOnly: { type: 'boolean' },
     },
     additionalProperties: false,
   },

@@ -1,0 +1,44 @@
+import { IDP_KINDS, upstreamUrlViolations, type IdpKind } from '../domain/idps.ts';
+
+/** The bodies of `…/idps/…` and `…/policies/login/idps` (docs/api/idps.md). */
+
+const NAME = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^[^\\u0000-\\u001f]*$',
+  description: 'must be 1 to 200 characters, no control characters',
+};
+
+const PROVIDER_OPTIONS = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    isLinkingAllowed: { type: 'boolean' },
+    isCreationAllowed: { type: 'boolean' },
+    isAutoCreation: { type: 'boolean' },
+    isAutoUpdate: { type: 'boolean' },
+  },
+};
+
+/** A kind's create body (every required field) or change body (the client secret may be left out: it is kept). */
+export function idpSchema(kind: IdpKind, change: boolean): object {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name', ...kind.required.filter((field) => !(change && field === 'clientSecret'))],
+    properties: { name: NAME, providerOptions: PROVIDER_OPTIONS, ...kind.properties },
+  };
+}
+
+/** Rules a schema cannot say: the URL fields must be usable upstream addresses. */
+export const idpUrlRule = (body: Record<string, unknown>) => upstreamUrlViolations(body);
+
+export const policyIdpSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['idpId'],
+  properties: { idpId: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', description: 'must be an identity provider id' } },
+} as const;
+
+export const KIND_NAMES = [...IDP_KINDS.keys()];
