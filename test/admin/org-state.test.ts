@@ -40,7 +40,12 @@ const server = () => world.server as TestServer;
 async function setupOrg(name: string, userName: string, roles: string[]): Promise<{ orgId: string; userId: string; token: string }> {
   const body = {
     org: { name },
-    human: { userName, profile: { firstName: 'F', lastName: 'L' }, email: { email: `${userName}@example.com`, isEmailVerified: true }, password: 'S3cure-Passw0rd!' },
+    human: {
+      userName,
+      profile: { firstName: 'F', lastName: 'L' },
+      email: { email: `${userName}@example.com`, isEmailVerified: true },
+      password: 'S3cure-Passw0rd!',
+    },
     roles,
   };
   const res = await api('POST', '/admin/v1/orgs/_setup', { body });
@@ -188,7 +193,7 @@ describe('POST /management/v1/orgs/me/_deactivate, _reactivate: refusals', () =>
 });
 
 describe('an inactive org', () => {
-  test("an ORG_OWNER from outside deactivates it (org.deactivated); twice is 400", async () => {
+  test('an ORG_OWNER from outside deactivates it (org.deactivated); twice is 400', async () => {
     const res = await api('POST', `${ORGS}/_deactivate`, { token: outsiderToken, orgId: dormantOrgId });
     assert.equal(res.status, 200, res.text);
     assertDetails(res.json.details, dormantOrgId);
