@@ -131,7 +131,7 @@ export interface ExchangeWorld {
   /** The JWT profile grant of a machine user: its own access token and ID token. */
   machineTokens(machine: Machine, scope?: string): Promise<MachineTokens>;
   /** An openid-client configuration of `app` whose requests are recorded in `answers`. */
-  configOf(app: App, answers?: Answer[]): client.Configuration;
+  configOf(app: Pick<App, 'clientId' | 'auth'>, answers?: Answer[]): client.Configuration;
   /** A token exchange request by `app`; `params` values that are arrays are sent repeated. */
   exchange(app: App, params: Record<string, string | string[]>, options?: { allowServerError?: boolean }): Promise<Outcome>;
   introspect(app: App, token: string): Promise<client.IntrospectionResponse>;
