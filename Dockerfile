@@ -10,6 +10,7 @@ COPY src src
 COPY adapters adapters
 COPY interactions interactions
 COPY console console
+COPY cli cli
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Run: the built output on the official Node 24 image, as the unprivileged user.
@@ -20,12 +21,17 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
     PORT=8080 \
-    DATA_DIR=/data
+    DATA_DIR=/data \
+    PORTCULLIS_PAT_FILE=/data/admin.pat
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
-RUN mkdir -p /data && chown node:node /data
+# The admin CLI (docs/cli.md) as `portcullis`, e.g. `docker exec <container> portcullis list-users`;
+# it reads the first-start PAT from /data and calls the server on PORT.
+RUN mkdir -p /data && chown node:node /data \
+ && printf '#!/bin/sh\nexec node /app/dist/cli/portcullis.js "$@"\n' > /usr/local/bin/portcullis \
+ && chmod 0755 /usr/local/bin/portcullis
 USER node
 VOLUME /data
 EXPOSE 8080

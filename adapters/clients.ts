@@ -4,6 +4,7 @@ import { TtlCache } from '../src/storage/ttl-cache.ts';
 import { activeAppKeys, findAppByClientId, settingsOf } from '../src/storage/apps.ts';
 import { findMachineById, findMachinesByClientId } from '../src/storage/credentials.ts';
 import { toClientMetadata } from '../src/domain/apps.ts';
+import { orgMayAct } from '../src/domain/may-act.ts';
 import { JWT_BEARER_GRANT } from '../src/domain/grant-types.ts';
 import { jwtProfileClientId, machineClientMetadata, machineUserOfJwtProfileClient } from '../src/domain/machine-clients.ts';
 
@@ -53,6 +54,8 @@ export class ClientDirectory {
     }
     const app = await findAppByClientId(this.#db, clientId);
     if (!app) return this.#loadMachine(clientId);
+    // An inactive org's apps are no clients: no sign-in starts, no token is redeemed or refreshed there.
+    if (!orgMayAct({ state: app.org_state })) return undefined;
     const publicKeys = app.auth_method === 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT' ? await activeAppKeys(this.#db, app.id) : [];
     return toClientMetadata({
       clientId: app.client_id,

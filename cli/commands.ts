@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { UsageError } from './args.ts';
 import type { Command } from './command.ts';
 import { POLICY_COMMANDS } from './policy-commands.ts';
+import { LIST_COMMANDS } from './list-commands.ts';
 import { isObject } from './http.ts';
 import { json, secretLines } from './output.ts';
 import {
@@ -308,6 +309,7 @@ export const COMMANDS: Command[] = [
     describe: (_r, v) => [`Removed passkey ${str(v, 'passkey')} of user ${str(v, 'user')}`],
   },
   ...POLICY_COMMANDS,
+  ...LIST_COMMANDS,
   {
     name: 'rotate-keys',
     summary: 'rotate the signing keys (needs IAM_OWNER)',

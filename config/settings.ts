@@ -33,6 +33,7 @@ export interface Config {
   trustProxy: boolean;
   enableHttpPostMethods: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  logFormat: 'auto' | 'json' | 'pretty';
   jwksMaxAge: number;
   accessTokenLifetime: number;
   idTokenLifetime: number;
@@ -156,6 +157,13 @@ export const settings: Setting[] = [
     env: 'LOG_LEVEL',
     schema: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
     description: 'Log level (JSON lines on stdout)',
+  },
+  {
+    key: 'logFormat',
+    env: 'LOG_FORMAT',
+    schema: { type: 'string', enum: ['auto', 'json', 'pretty'], default: 'auto' },
+    description:
+      'Log lines: `json` (one JSON object a line), `pretty` (coloured, readable lines by pino-pretty), `auto`: pretty when stdout is a terminal, JSON otherwise',
   },
   {
     key: 'jwksMaxAge',

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from '../config/load.ts';
-import { createLogger } from './logger.ts';
+import { createLogger, logFormatFor } from './logger.ts';
 import { startServer } from './server.ts';
 import { DatabaseUnavailable } from './storage/database.ts';
 import { RedisUnavailable } from './storage/redis.ts';
@@ -22,7 +22,7 @@ function fail(err: unknown): never {
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, logFormatFor(config.logFormat, Boolean(process.stdout.isTTY)));
   const running = await startServer(config, log);
   log.info(
     { url: running.url, issuer: config.issuer, database: running.db.kind, redis: Boolean(running.redis) },

@@ -9,6 +9,7 @@ import {
 } from '../../src/commands/passkeys.ts';
 import type { Messages } from '../../src/pages/i18n.ts';
 import { text, type SecondFactor } from './second-factor.ts';
+import { userMayAct } from '../../src/domain/may-act.ts';
 
 /** The page's message for a refused passkey response. */
 export function passkeyError(t: Messages, reason: PasskeyRefusal): string {
@@ -39,7 +40,7 @@ export const passkey: SecondFactor = {
     const outcome = await completeAuthentication(env.db, env.challenges, env.rp, challengeId, response, userId);
     if (!outcome.ok) return { ok: false, error: passkeyError(t, outcome.reason), kind: outcome.reason === 'rejected' ? 'refused' : 'slip' };
     const user = await findUser(env.db, outcome.value);
-    return user?.state === 'active' ? { ok: true } : { ok: false, error: t.accountLocked, kind: 'slip' };
+    return userMayAct(user) ? { ok: true } : { ok: false, error: t.accountLocked, kind: 'slip' };
   },
 
   async setup(env, user, form) {

@@ -9,6 +9,7 @@ import type { LoginEvents } from '../login-events.ts';
 import type { FactorEnv } from '../factors/index.ts';
 import { passkeyAnswer, passkeyError } from '../factors/passkey.ts';
 import type { PasskeyCeremony } from '../views/parts.ts';
+import { userMayAct } from '../../src/domain/may-act.ts';
 
 /** A passkey alone: a hardware-secured key, unlocked by the user's verification (biometric or PIN). */
 const PASSKEY_AMR = ['hwk', 'user'];
@@ -46,7 +47,7 @@ export function passwordlessStep(
       return showLoginName(ctx, loaded, { error: passkeyError(loaded.page.t, outcome.reason) }, 400);
     }
     const user = await findUser(env.db, outcome.value);
-    if (user?.state !== 'active') return showLoginName(ctx, loaded, { error: loaded.page.t.accountLocked }, 400);
+    if (!userMayAct(user)) return showLoginName(ctx, loaded, { error: loaded.page.t.accountLocked }, 400);
     if (!(await passwordlessAllowed(policies, user.org_id))) return notAllowed();
     events.succeeded(ctx, user.id);
     await kit.finishLogin(ctx, loaded, user.id, {}, PASSKEY_AMR);

@@ -7,6 +7,7 @@ import type { LoginEvents } from '../login-events.ts';
 import { type ChallengeView, type FactorEnv, heldFactors, type SecondFactor } from '../factors/index.ts';
 import { otpPage } from '../views/second-factor.ts';
 import type { PageContext } from '../views/parts.ts';
+import { userMayAct } from '../../src/domain/may-act.ts';
 
 /** The second-factor page of `userId`: each factor they hold shows its part (a code field, a passkey button), its form posting to `base/<its path>`. */
 export async function secondFactorPage(
@@ -50,7 +51,7 @@ export function secondFactorStep(kit: InteractionKit, env: FactorEnv, events: Lo
   async function resume(ctx: Context, loaded: Loaded): Promise<boolean> {
     const accountId = loaded.interaction.session?.accountId;
     const user = accountId ? await findUser(env.db, accountId) : undefined;
-    if (user?.state !== 'active' || !(await heldFactors(env, user.id)).length) return false;
+    if (!userMayAct(user) || !(await heldFactors(env, user.id)).length) return false;
     await begin(ctx, loaded, { accountId: user.id, loginName: loginName(user.user_name, user.primary_domain) });
     return true;
   }

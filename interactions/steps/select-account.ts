@@ -7,13 +7,14 @@ import { loginName } from '../../src/domain/users.ts';
 import { form, type InteractionKit, type Loaded, render, type ShowLoginName, text } from '../context.ts';
 import type { AccountChoice } from '../views/parts.ts';
 import { accountPickerPage } from '../views/sign-in.ts';
+import { userMayAct } from '../../src/domain/may-act.ts';
 
 /** The active users with a live session in this browser. */
 async function accountChoices(db: Database, ctx: Context, provider: Provider): Promise<AccountChoice[]> {
   const live = await liveBrowserAccounts(provider, readBrowserAccounts(provider.createContext(ctx.req, ctx.res).cookies));
   const users = await Promise.all(live.map((a) => findUser(db, a.accountId)));
   return users.flatMap((user) =>
-    user && user.state === 'active'
+    userMayAct(user)
       ? [{ accountId: user.id, name: user.display_name ?? user.name ?? user.user_name, loginName: loginName(user.user_name, user.primary_domain) }]
       : [],
   );

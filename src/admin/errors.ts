@@ -11,6 +11,7 @@ import {
   Unavailable,
 } from '../domain/errors.ts';
 import { RETRY_AFTER_SECONDS, StoreUnavailable } from '../storage/outage.ts';
+import { noteRefusal } from '../request-context.ts';
 
 /** The gRPC-gateway error body of docs/api/README.md. */
 export interface ApiErrorBody {
@@ -58,6 +59,11 @@ export function toWire(err: unknown, requestId: string): { status: number; body:
   return { status: 500, body: { code: 13, message: `internal error (request id ${requestId})`, details: [info('INTERNAL')] } };
 }
 
+/** The names of the fields a 400 blames (never their values). */
+function violatedFields(body: ApiErrorBody): string[] {
+  return body.details.flatMap((detail) => (Array.isArray(detail.fieldViolations) ? detail.fieldViolations.map((v: { field: string }) => v.field) : []));
+}
+
 export function apiErrors(log: Logger): Middleware {
   return async (ctx, next) => {
     try {
@@ -66,6 +72,7 @@ export function apiErrors(log: Logger): Middleware {
     } catch (err) {
       const wire = toWire(err, ctx.state.requestId);
       if (wire.status === 500) log.error({ err, requestId: ctx.state.requestId }, 'admin API error');
+      else noteRefusal(ctx.req, { code: wire.body.code, message: wire.body.message, fields: violatedFields(wire.body) });
       ctx.status = wire.status;
       ctx.body = wire.body;
       if (wire.authenticate) ctx.set('WWW-Authenticate', wire.authenticate);

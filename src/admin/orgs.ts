@@ -5,12 +5,15 @@ import type { FieldViolation } from '../domain/errors.ts';
 import { passwordPolicyViolation, type PasswordPolicy } from '../domain/password-policy.ts';
 import { setupOrg, type OrgSettings, type SetupOrgInput } from '../commands/setup-org.ts';
 import { changeOrg, createOrg } from '../commands/orgs.ts';
+import { deactivateOrg, reactivateOrg } from '../commands/org-state.ts';
 import type { Announce } from '../storage/invalidation.ts';
 import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
 import { orgNameSchema, setupOrgSchema } from './schemas.ts';
+import { emptySchema } from './user-schemas.ts';
 
 const parseOrgName = validator<{ name: string }>(orgNameSchema);
+const parseEmpty = validator<Record<string, never>>(emptySchema);
 
 /** The password policy as a field rule, so it is reported with the schema's violations. */
 export function passwordRule(policy: PasswordPolicy, field: string) {
@@ -20,7 +23,7 @@ export function passwordRule(policy: PasswordPolicy, field: string) {
   };
 }
 
-/** `POST /admin/v1/orgs/_setup`, an org's creation and rename (docs/api/orgs.md). */
+/** `POST /admin/v1/orgs/_setup`, an org's creation, rename, deactivation and reactivation (docs/api/orgs.md). */
 export function orgRoutes(db: Database, settings: OrgSettings, announce: Announce): Router {
   const password = passwordRule(settings.passwordPolicy, 'human.password');
   const parseSetupOrg = validator<SetupOrgInput>(setupOrgSchema, (body) => password(body.human?.password));
@@ -37,5 +40,14 @@ export function orgRoutes(db: Database, settings: OrgSettings, announce: Announc
     const input = parseOrgName(ctx.request.body);
     ctx.body = await changeOrg({ db, announce }, ctx.state.principal as Principal, await actingOrgId(ctx, db), input);
   });
+  for (const [path, change] of [
+    ['_deactivate', deactivateOrg],
+    ['_reactivate', reactivateOrg],
+  ] as const) {
+    router.post(`/management/v1/orgs/me/${path}`, async (ctx) => {
+      parseEmpty(ctx.request.body ?? {});
+      ctx.body = await change(db, announce, ctx.state.principal as Principal, await actingOrgId(ctx, db));
+    });
+  }
   return router;
 }

@@ -11,6 +11,7 @@ import { looksLikeTotpCode, matchTotp, newRecoveryCodes, newTotpSecret, normalis
 import { AlreadyExists, NotFound } from '../domain/errors.ts';
 import type { Principal } from '../domain/roles.ts';
 import { userToActOn } from '../queries/get-user.ts';
+import { userMayAct } from '../domain/may-act.ts';
 
 /** The keys of second factors: `sealing` encrypts TOTP secrets at rest, `digest` keys the recovery codes' digests. */
 export interface FactorKeys {
@@ -93,7 +94,7 @@ export async function checkSecondFactor(
   const user = await findUser(db, userId);
   const otp = await findOtp(db, userId);
   if (!user || user.state === 'locked') return { result: 'locked' };
-  if (user.state !== 'active' || !otp?.ready) return { result: 'wrong' };
+  if (!userMayAct(user) || !otp?.ready) return { result: 'wrong' };
   let accepted: CodeOutcome | undefined;
   if (isRecovery) {
     if (await spendRecoveryCode(db, userId, secretDigest(keys.digest, recovery))) accepted = { result: 'ok', method: 'recovery' };

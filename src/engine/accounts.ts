@@ -5,6 +5,7 @@ import { loginName } from '../domain/users.ts';
 import { RESOURCE_OWNER_CLAIMS, ROLES_CLAIM, ROLES_SCOPE } from './claims.ts';
 import { rolesOfUser } from '../storage/grants.ts';
 import { spaceSeparated } from '../domain/space-separated.ts';
+import { userMayAct } from '../domain/may-act.ts';
 
 const GENDER_CLAIM: Record<string, string> = { GENDER_FEMALE: 'female', GENDER_MALE: 'male', GENDER_DIVERSE: 'diverse' };
 
@@ -95,7 +96,7 @@ export type UserLookup = (id: string) => Promise<UserRow | undefined>;
 export function accountFinder(db: Queryable, lookup: UserLookup): FindAccount {
   return async (ctx, sub) => {
     const user = await lookup(sub);
-    if (user?.state !== 'active') return undefined;
+    if (!userMayAct(user)) return undefined;
     const account: Account = {
       accountId: user.id,
       async claims(use, scope, requested) {

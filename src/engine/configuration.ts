@@ -30,6 +30,7 @@ import { INTERACTION_PATH, ROUTES } from './routes.ts';
 import { StoreUnavailable } from '../storage/outage.ts';
 import { chooseLanguage } from '../pages/i18n.ts';
 import { unavailablePage } from '../pages/messages.ts';
+import { noteOAuthError } from './refusal-reasons.ts';
 
 /** Languages of the login pages (interactions/i18n.ts). */
 export const UI_LOCALES = ['en', 'de'];
@@ -206,6 +207,7 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
       ui_locales_supported: UI_LOCALES,
     },
     renderError: async (ctx, out, err) => {
+      noteOAuthError(ctx, out);
       ctx.set(PAGE_HEADERS);
       ctx.type = 'html';
       // A store outage gets the login pages' own 503 page, in the user's language.

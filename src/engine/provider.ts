@@ -20,6 +20,7 @@ import { revokeAccessTokensAtLogout } from './session-tokens.ts';
 import { throttleClientAuthentication } from './throttle-rule.ts';
 import { RETRY_AFTER_SECONDS } from '../storage/outage.ts';
 import { spaceSeparated } from '../domain/space-separated.ts';
+import { noteOAuthRefusals } from './refusal-reasons.ts';
 
 /**
  * Clients cache the key set (OIDC Core 10.1.1); keys are published before they
@@ -65,6 +66,7 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
   const clientRequests = clientRequestRules(jwtTokens);
   const rememberAccount = rememberSignedInAccount(sessionCookie);
   const switchSession = switchToHintedSession(sessionCookie);
+  provider.use(noteOAuthRefusals as never);
   provider.use(retryAfterWhenUnavailable as never);
   provider.use(refuseNulParameters as never);
   const throttled = throttleClientAuthentication(deps.throttle);

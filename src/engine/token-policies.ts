@@ -7,6 +7,7 @@ import { userClaims, type UserLookup } from './accounts.ts';
 import { MACHINE_KEY_CLAIM } from './key-bound-tokens.ts';
 import type { EngineRule } from './rule-dispatch.ts';
 import { spaceSeparated } from '../domain/space-separated.ts';
+import { userMayAct } from '../domain/may-act.ts';
 
 interface ClientLike {
   clientId: string;
@@ -124,7 +125,7 @@ export function introspectionDetails(lookup: UserLookup, findAccount: FindAccoun
       // per-node cache that the lock, unlock and remove commands clear on
       // every node, so this costs no store round trip of its own.
       const user = await lookup(subject);
-      if (user?.state !== 'active') {
+      if (!userMayAct(user)) {
         ctx.body = { active: false };
         return;
       }

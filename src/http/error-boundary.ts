@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../logger.ts';
 import { RETRY_AFTER_SECONDS, StoreUnavailable } from '../storage/outage.ts';
+import { noteRefusal } from '../request-context.ts';
 
 /** RFC 9110 9.3: the methods every server knows of, even where a path serves none of them. */
 const RFC9110_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
@@ -27,6 +28,7 @@ export function errorBoundary(log: Logger): Middleware {
       if (status && status < 500 && (err as { expose?: boolean }).expose) {
         ctx.status = status;
         ctx.body = { error: 'invalid_request', error_description: (err as Error).message };
+        noteRefusal(ctx.req, { code: 'invalid_request', message: (err as Error).message });
         return;
       }
       log.error({ err, requestId: ctx.state.requestId }, 'unhandled error');

@@ -4,6 +4,7 @@ import { mayHoldApiScope } from '../engine/api-scope.ts';
 import type { UserLookup } from '../engine/accounts.ts';
 import type { ExchangeOutcomes } from '../engine/grants/exchange-outcomes.ts';
 import type { TokenOwner } from '../domain/tokens.ts';
+import { userMayAct } from '../domain/may-act.ts';
 
 interface EngineToken {
   accountId?: string;
@@ -34,7 +35,7 @@ export function engineTokenVerifier(engine: EngineHolder, lookupUser: UserLookup
     if (!mayHoldApiScope(client)) return undefined;
     const userId = token.accountId ?? client?.machine_user_id;
     const user = userId ? await lookupUser(userId) : undefined;
-    if (user?.state !== 'active') return undefined;
+    if (!userMayAct(user)) return undefined;
     const exchanged = token.grantId && token.gty?.includes('token-exchange') ? await exchanges.outcomeOf(token.grantId) : undefined;
     return {
       userId: user.id,

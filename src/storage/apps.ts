@@ -144,12 +144,14 @@ export async function findApp(db: Queryable, id: string): Promise<AppRow | undef
 }
 
 /**
- * The app behind an engine client, and whether it may obtain the API scope:
- * its own flag counts only while it belongs to the instance's first org.
+ * The app behind an engine client, whether it may obtain the API scope (its
+ * own flag counts only while it belongs to the instance's first org), and
+ * the state of its org (domain/may-act.ts).
  */
-export async function findAppByClientId(db: Queryable, clientId: string): Promise<(AppRow & { api_access: boolean }) | undefined> {
-  const { rows } = await db.query<AppRow & { api_access: boolean }>(
-    `SELECT ${APP_COLUMNS}, (iam_api_access AND org_id = (SELECT default_org_id FROM instance LIMIT 1)) IS TRUE AS api_access
+export async function findAppByClientId(db: Queryable, clientId: string): Promise<(AppRow & { api_access: boolean; org_state: string }) | undefined> {
+  const { rows } = await db.query<AppRow & { api_access: boolean; org_state: string }>(
+    `SELECT ${APP_COLUMNS}, (iam_api_access AND org_id = (SELECT default_org_id FROM instance LIMIT 1)) IS TRUE AS api_access,
+            (SELECT o.state FROM orgs o WHERE o.id = apps.org_id) AS org_state
        FROM apps WHERE client_id = $1`,
     [clientId],
   );

@@ -1,7 +1,7 @@
 import type { JWK } from 'jose';
 import type { Queryable } from './database.ts';
 import type { Write } from './event-log.ts';
-import { touchUser } from './users.ts';
+import { touchUser, USER_MAY_ACT } from './users.ts';
 import { digestsEqual, secretDigest } from '../security/secrets.ts';
 
 // Machine credentials: personal access tokens, public keys (JWT profile) and
@@ -57,11 +57,11 @@ export async function personalAccessTokensOf(db: Queryable, userId: string): Pro
   return rows;
 }
 
-/** The active user a PAT digest belongs to, if the PAT exists and has not expired. */
+/** The user a PAT digest belongs to, while it may act (domain/may-act.ts), if the PAT exists and has not expired. */
 export async function findPatOwner(db: Queryable, digest: Buffer): Promise<{ user_id: string; org_id: string } | undefined> {
   const { rows } = await db.query<{ user_id: string; org_id: string }>(
-    `SELECT p.user_id, u.org_id FROM personal_access_tokens p JOIN users u ON u.id = p.user_id
-      WHERE p.digest = $1 AND (p.expires_at IS NULL OR p.expires_at > now()) AND u.state = 'active'`,
+    `SELECT p.user_id, u.org_id FROM personal_access_tokens p JOIN users u ON u.id = p.user_id JOIN orgs o ON o.id = u.org_id
+      WHERE p.digest = $1 AND (p.expires_at IS NULL OR p.expires_at > now()) AND ${USER_MAY_ACT}`,
     [digest],
   );
   return rows[0];
@@ -115,18 +115,18 @@ export async function machineKeysOf(db: Queryable, userId: string): Promise<Cred
 }
 
 /**
- * The public JWK a JWT profile assertion must be signed with: the key exists,
- * belongs to `userId`, has not expired, and the user is an active machine user.
+ * The public JWK a JWT profile assertion must be signed with: a registered key
+ * of `userId`, a machine user who may act (domain/may-act.ts), with the time
+ * it expires (null: never); its expiry is the caller's to check.
  */
-/** A registered key of an active machine user, with the time it expires (null: never); its expiry is the caller's to check. */
 export async function findMachineKeyOfActiveUser(
   db: Queryable,
   userId: string,
   keyId: string,
 ): Promise<{ publicJwk: JWK; expiresAt: Date | null } | undefined> {
   const { rows } = await db.query<{ public_jwk: JWK | string; expires_at: Date | null }>(
-    `SELECT k.public_jwk, k.expires_at FROM machine_keys k JOIN users u ON u.id = k.user_id
-      WHERE k.id = $1 AND k.user_id = $2 AND u.type = 'machine' AND u.state = 'active'`,
+    `SELECT k.public_jwk, k.expires_at FROM machine_keys k JOIN users u ON u.id = k.user_id JOIN orgs o ON o.id = u.org_id
+      WHERE k.id = $1 AND k.user_id = $2 AND u.type = 'machine' AND ${USER_MAY_ACT}`,
     [keyId, userId],
   );
   const row = rows[0];
@@ -189,22 +189,22 @@ export interface MachineClientRow {
   full_match: boolean;
 }
 
-/** Active machine users a client_id may name: `userName@primaryDomain`, or a bare userName. */
+/** Machine users who may act (domain/may-act.ts) a client_id may name: `userName@primaryDomain`, or a bare userName. */
 export async function findMachinesByClientId(db: Queryable, clientId: string): Promise<MachineClientRow[]> {
   const { rows } = await db.query<MachineClientRow>(
     `SELECT u.id, u.org_id, u.secret_digest, u.access_token_type, lower(u.user_name || '@' || d.domain) = lower($1) AS full_match
-       FROM users u JOIN org_domains d ON d.org_id = u.org_id AND d.is_primary
-      WHERE u.type = 'machine' AND u.state = 'active'
+       FROM users u JOIN orgs o ON o.id = u.org_id JOIN org_domains d ON d.org_id = u.org_id AND d.is_primary
+      WHERE u.type = 'machine' AND ${USER_MAY_ACT}
         AND (lower(u.user_name || '@' || d.domain) = lower($1) OR lower(u.user_name) = lower($1))`,
     [clientId],
   );
   return rows;
 }
 
-/** An active machine user by id, with what its engine client needs. */
+/** A machine user who may act, by id, with what its engine client needs. */
 export async function findMachineById(db: Queryable, userId: string): Promise<{ id: string; org_id: string; access_token_type: string | null } | undefined> {
   const { rows } = await db.query<{ id: string; org_id: string; access_token_type: string | null }>(
-    `SELECT id, org_id, access_token_type FROM users WHERE id = $1 AND type = 'machine' AND state = 'active'`,
+    `SELECT u.id, u.org_id, u.access_token_type FROM users u JOIN orgs o ON o.id = u.org_id WHERE u.id = $1 AND u.type = 'machine' AND ${USER_MAY_ACT}`,
     [userId],
   );
   return rows[0];

@@ -45,3 +45,15 @@ export async function renameOrg(write: Write, org: { id: string; name: string })
   const sequence = await write.append({ aggregateType: 'org', aggregateId: org.id, type: 'org.changed', resourceOwner: org.id, payload: { name: org.name } });
   await write.tx.query('UPDATE orgs SET name = $2, sequence = $3, change_date = $4 WHERE id = $1', [org.id, org.name, sequence, write.at]);
 }
+
+/**
+ * Sets an org's state with its event (`org.deactivated`, `org.reactivated`);
+ * false, writing nothing, when the org is not in the state `from`.
+ */
+export async function changeOrgState(write: Write, org: { id: string; from: string; to: string; event: string }): Promise<boolean> {
+  const { rows } = await write.tx.query<{ state: string }>('SELECT state FROM orgs WHERE id = $1 FOR UPDATE', [org.id]);
+  if (rows[0]?.state !== org.from) return false;
+  const sequence = await write.append({ aggregateType: 'org', aggregateId: org.id, type: org.event, resourceOwner: org.id, payload: {} });
+  await write.tx.query('UPDATE orgs SET state = $2, sequence = $3, change_date = $4 WHERE id = $1', [org.id, org.to, sequence, write.at]);
+  return true;
+}

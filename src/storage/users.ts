@@ -1,5 +1,12 @@
 import type { Queryable } from './database.ts';
 import type { Write } from './event-log.ts';
+import { ACTIVE } from '../domain/may-act.ts';
+
+/** domain/may-act.ts's `orgMayAct` in SQL, over the orgs table as `o`. */
+export const ORG_MAY_ACT = `o.state = '${ACTIVE}'`;
+
+/** domain/may-act.ts's `userMayAct` in SQL, over users as `u` joined to their org as `o`. */
+export const USER_MAY_ACT = `u.state = '${ACTIVE}' AND ${ORG_MAY_ACT}`;
 
 export interface NewHuman {
   id: string;
@@ -33,6 +40,8 @@ export interface UserRow {
   type: 'human' | 'machine';
   user_name: string;
   state: string;
+  /** The state of the user's org: its users act only while it is active (domain/may-act.ts). */
+  org_state: string;
   first_name: string | null;
   last_name: string | null;
   nick_name: string | null;
@@ -119,7 +128,7 @@ export async function userNameTaken(db: Queryable, orgId: string, userName: stri
   return rows.length > 0;
 }
 
-export const USER_COLUMNS = `u.id, u.org_id, u.type, u.user_name, u.state, u.first_name, u.last_name, u.nick_name, u.display_name,
+export const USER_COLUMNS = `u.id, u.org_id, u.type, u.user_name, u.state, o.state AS org_state, u.first_name, u.last_name, u.nick_name, u.display_name,
   u.preferred_language, u.gender, u.email, u.email_verified, u.phone, u.phone_verified, u.name, u.description,
   u.access_token_type, d.domain AS primary_domain, o.name AS org_name, u.sequence::text AS sequence, u.creation_date, u.change_date`;
 
@@ -142,14 +151,15 @@ export interface LoginCandidate {
 }
 
 /**
- * Active and locked humans a typed login name may mean: the full
+ * Active and locked humans of active orgs a typed login name may mean: the full
  * `userName@primaryDomain`, or a bare userName (the caller accepts it only
  * when exactly one matches).
  */
 export async function findHumansByLoginName(db: Queryable, login: string): Promise<LoginCandidate[]> {
   const { rows } = await db.query<LoginCandidate>(
-    `SELECT u.id, u.org_id, u.password_hash, u.state, lower(u.user_name || '@' || d.domain) = lower($1) AS full_match FROM users u JOIN org_domains d ON d.org_id = u.org_id AND d.is_primary
-      WHERE u.type = 'human' AND u.state IN ('active', 'locked')
+    `SELECT u.id, u.org_id, u.password_hash, u.state, lower(u.user_name || '@' || d.domain) = lower($1) AS full_match
+       FROM users u JOIN orgs o ON o.id = u.org_id JOIN org_domains d ON d.org_id = u.org_id AND d.is_primary
+      WHERE u.type = 'human' AND u.state IN ('active', 'locked') AND ${ORG_MAY_ACT}
         AND (lower(u.user_name || '@' || d.domain) = lower($1) OR lower(u.user_name) = lower($1))`,
     [login],
   );

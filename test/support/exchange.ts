@@ -126,11 +126,12 @@ export interface ExchangeWorld {
   tokenIssuedTo(app: App, userId: string, scope: string): Promise<string>;
   /** A complete browser-less authorization code flow of `user` at `app` (a secret-based app), with `scope`. */
   codeFlow(app: App, user: CodeFlowUser, scope: string): Promise<TokenSet>;
-  createMachine(userName: string, accessTokenType?: 'ACCESS_TOKEN_TYPE_BEARER' | 'ACCESS_TOKEN_TYPE_JWT'): Promise<Machine>;
+  /** A machine user with a JSON key, in `orgId` (default: the admin's org). */
+  createMachine(userName: string, accessTokenType?: 'ACCESS_TOKEN_TYPE_BEARER' | 'ACCESS_TOKEN_TYPE_JWT', orgId?: string): Promise<Machine>;
   /** The JWT profile grant of a machine user: its own access token and ID token. */
   machineTokens(machine: Machine, scope?: string): Promise<MachineTokens>;
   /** An openid-client configuration of `app` whose requests are recorded in `answers`. */
-  configOf(app: App, answers?: Answer[]): client.Configuration;
+  configOf(app: Pick<App, 'clientId' | 'auth'>, answers?: Answer[]): client.Configuration;
   /** A token exchange request by `app`; `params` values that are arrays are sent repeated. */
   exchange(app: App, params: Record<string, string | string[]>, options?: { allowServerError?: boolean }): Promise<Outcome>;
   introspect(app: App, token: string): Promise<client.IntrospectionResponse>;
@@ -251,14 +252,14 @@ async function buildWorld(server: InProcessServer): Promise<ExchangeWorld> {
       assert.ok(app.clientSecret, 'a code flow of a secret-based app');
       return runCodeFlow({ baseUrl: server.url, clientId: app.clientId, clientSecret: app.clientSecret, redirectUri: REDIRECT_URI, scope }, user);
     },
-    async createMachine(userName, accessTokenType = 'ACCESS_TOKEN_TYPE_BEARER') {
-      const { userId } = await admin('POST', '/management/v1/users/machine', {
-        userName,
-        name: userName,
-        description: 'token exchange tests',
-        accessTokenType,
-      });
-      const key = await admin('POST', `/management/v1/users/${userId}/keys`, { type: 'KEY_TYPE_JSON' });
+    async createMachine(userName, accessTokenType = 'ACCESS_TOKEN_TYPE_BEARER', orgId) {
+      const { userId } = await admin(
+        'POST',
+        '/management/v1/users/machine',
+        { userName, name: userName, description: 'token exchange tests', accessTokenType },
+        orgId,
+      );
+      const key = await admin('POST', `/management/v1/users/${userId}/keys`, { type: 'KEY_TYPE_JSON' }, orgId);
       const file = JSON.parse(Buffer.from(key.keyDetails, 'base64').toString('utf8')) as { keyId: string; key: string; userId: string };
       assert.equal(file.userId, userId);
       return { userId, keyId: file.keyId, privateKey: createPrivateKey(file.key) };

@@ -14,6 +14,7 @@ import { TOKEN_EXCHANGE_GRANT } from '../../domain/grant-types.ts';
 import { audienceOf, type TokenLike } from '../token-policies.ts';
 import { liveSessionOf, type SessionBoundToken } from '../exchanged-token-sessions.ts';
 import { spaceSeparated } from '../../domain/space-separated.ts';
+import { userMayAct } from '../../domain/may-act.ts';
 
 export const TOKEN_EXCHANGE_PARAMETERS = [
   'subject_token',
@@ -244,8 +245,8 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps) {
     checkAudience(requestedAudience, subject, actor);
 
     const user = await deps.lookupUser(subject.userId);
-    if (user?.state !== 'active') throw invalidGrant('the subject is not an active user');
-    if (actor && (await deps.lookupUser(actor.userId))?.state !== 'active') throw invalidGrant('the actor is not an active user');
+    if (!userMayAct(user)) throw invalidGrant('the subject is not an active user');
+    if (actor && !userMayAct(await deps.lookupUser(actor.userId))) throw invalidGrant('the actor is not an active user');
     if (actor && actor.userId !== subject.userId && !(await deps.mayImpersonate(actor.userId, { userId: user.id, orgId: user.org_id }))) {
       throw new errors.InvalidRequest('impersonation not permitted');
     }
