@@ -175,6 +175,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh },
           throttle,
           smtp: { sealingKey: smtpSealingKey, fromEnvironment: smtpFromEnvironment(config) },
+          appFetch: engineDeps.outboundFetch,
         }),
         interactionRouter({
           engine,

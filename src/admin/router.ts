@@ -24,6 +24,7 @@ import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
 import type { Announce } from '../storage/invalidation.ts';
+import type { OutboundFetch } from '../outbound/client.ts';
 
 export interface AdminApiDeps {
   db: Database;
@@ -41,6 +42,8 @@ export interface AdminApiDeps {
   /** Counts unknown or invalid bearer tokens per client address. */
   throttle: AuthThrottle;
   smtp: SmtpAdmin;
+  /** The outbound client's fetch for addresses apps give (SAML metadata URLs). */
+  appFetch: OutboundFetch;
 }
 
 const API_PREFIXES = ['/admin/v1', '/management/v1', '/v2'];
@@ -77,6 +80,7 @@ export function adminRouter({
   signingKeys,
   throttle,
   smtp,
+  appFetch,
 }: AdminApiDeps): Router {
   const resources = [
     searchRoutes(db),
@@ -85,7 +89,7 @@ export function adminRouter({
     memberRoutes(db),
     featureRoutes(db, announce),
     projectRoutes(db, announce),
-    appRoutes({ db, engine, announce, secretKey }),
+    appRoutes({ db, engine, announce, secretKey, fetchMetadata: appFetch }),
     signingKeyRoutes(db, signingKeys),
     policyRoutes(db, announce, [LOCKOUT_POLICY, LOGIN_POLICY]),
     smtpRoutes(db, smtp),
