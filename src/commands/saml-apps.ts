@@ -2,7 +2,7 @@ import type { Database } from '../storage/database.ts';
 import { beginWrite, writeDetails } from '../storage/event-log.ts';
 import { addSamlApp, removeSamlApp, samlEntityIdTaken } from '../storage/saml-apps.ts';
 import type { Announce } from '../storage/invalidation.ts';
-import { MetadataProblem, parseSpMetadata, XmlRefused, type SpMetadata } from '../domain/saml/metadata.ts';
+import { MetadataProblem, parseSpMetadata, SamlRefused, type SpMetadata } from '../domain/saml/metadata.ts';
 import { AlreadyExists, fieldError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Principal } from '../domain/roles.ts';
@@ -29,7 +29,8 @@ export interface CreateSamlAppInput {
 /** The metadata document behind `metadataUrl`: one GET through the outbound client, 200 only. */
 async function downloadMetadata(fetchMetadata: OutboundFetch, metadataUrl: string): Promise<string> {
   const url = URL.parse(metadataUrl);
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || metadataUrl.includes('#')) throw fieldError('metadataUrl', 'must be an absolute http(s) URL');
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || metadataUrl.includes('#'))
+    throw fieldError('metadataUrl', 'must be an absolute http(s) URL');
   try {
     const response = await fetchMetadata(url, { headers: { accept: 'application/samlmetadata+xml, application/xml, text/xml' } });
     if (response.status !== 200) {
@@ -55,7 +56,7 @@ function parsed(field: string, xml: string): SpMetadata {
   try {
     return parseSpMetadata(xml);
   } catch (err) {
-    if (err instanceof MetadataProblem || err instanceof XmlRefused) throw fieldError(field, err.message);
+    if (err instanceof MetadataProblem || err instanceof SamlRefused) throw fieldError(field, err.message);
     throw err;
   }
 }

@@ -1,6 +1,6 @@
 import { X509Certificate, createPrivateKey, createVerify, sign, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { SignedXml } from 'xml-crypto';
-import { SAML_NS, XmlRefused, children } from '../domain/saml/xml.ts';
+import { SAML_NS, SamlRefused, children } from '../domain/saml/xml.ts';
 
 // XML signatures of SAML messages (XML-DSig 1.1 with exclusive
 // canonicalization, as the SAML 2.0 Core 5 profile asks), through
@@ -65,36 +65,36 @@ export function signElement(xml: string, id: string, localName: 'Assertion' | 'R
 
 function only(parent: Element, localName: string): Element {
   const found = children(parent, SAML_NS.dsig, localName);
-  if (found.length !== 1) throw new XmlRefused(`the signature must hold exactly one ${localName}`);
+  if (found.length !== 1) throw new SamlRefused(`the signature must hold exactly one ${localName}`);
   return found[0]!;
 }
 
-/** The signature's shape, as described above; throws XmlRefused when it is anything else. */
+/** The signature's shape, as described above; throws SamlRefused when it is anything else. */
 function checkSignatureShape(root: Element, signature: Element): void {
   const signedInfo = only(signature, 'SignedInfo');
   const c14n = only(signedInfo, 'CanonicalizationMethod').getAttribute('Algorithm') ?? '';
-  if (c14n !== ALGORITHMS.excC14n) throw new XmlRefused('the signature must use exclusive canonicalization without comments');
+  if (c14n !== ALGORITHMS.excC14n) throw new SamlRefused('the signature must use exclusive canonicalization without comments');
   const method = only(signedInfo, 'SignatureMethod').getAttribute('Algorithm') ?? '';
-  if (!SIGNATURE_METHODS[method]) throw new XmlRefused('the signature algorithm must be RSA-SHA256 or RSA-SHA512');
+  if (!SIGNATURE_METHODS[method]) throw new SamlRefused('the signature algorithm must be RSA-SHA256 or RSA-SHA512');
   const reference = only(signedInfo, 'Reference');
   const id = root.getAttribute('ID');
-  if (!id || reference.getAttribute('URI') !== `#${id}`) throw new XmlRefused('the signature must reference the message itself');
+  if (!id || reference.getAttribute('URI') !== `#${id}`) throw new SamlRefused('the signature must reference the message itself');
   const transforms = children(reference, SAML_NS.dsig, 'Transforms')[0];
   for (const transform of transforms ? children(transforms, SAML_NS.dsig, 'Transform') : []) {
-    if (!TRANSFORMS.has(transform.getAttribute('Algorithm') ?? '')) throw new XmlRefused('the signature uses a transform that is not accepted');
+    if (!TRANSFORMS.has(transform.getAttribute('Algorithm') ?? '')) throw new SamlRefused('the signature uses a transform that is not accepted');
   }
-  if (!DIGEST_METHODS.has(only(reference, 'DigestMethod').getAttribute('Algorithm') ?? '')) throw new XmlRefused('the digest must be SHA-256 or SHA-512');
+  if (!DIGEST_METHODS.has(only(reference, 'DigestMethod').getAttribute('Algorithm') ?? '')) throw new SamlRefused('the digest must be SHA-256 or SHA-512');
 }
 
 /**
  * Verifies the enveloped signature of the message `root` (parsed from
  * `xml`) with one of `certificates` (base64 DER), and answers the signed
  * bytes (the message without its signature, canonical), for the caller to
- * read the message from. Throws XmlRefused on anything but a good signature.
+ * read the message from. Throws SamlRefused on anything but a good signature.
  */
 export function verifiedMessage(xml: string, root: Element, certificates: string[]): string {
   const signatures = children(root, SAML_NS.dsig, 'Signature');
-  if (signatures.length !== 1) throw new XmlRefused('the message must carry exactly one signature');
+  if (signatures.length !== 1) throw new SamlRefused('the message must carry exactly one signature');
   checkSignatureShape(root, signatures[0]!);
   for (const certificate of certificates) {
     const verifier = new SignedXml({ publicCert: pemOf(certificate), getCertFromKeyInfo: () => null });
@@ -108,7 +108,7 @@ export function verifiedMessage(xml: string, root: Element, certificates: string
     const references = valid ? verifier.getSignedReferences() : [];
     if (references.length === 1) return references[0]!;
   }
-  throw new XmlRefused('the signature does not verify with the service provider’s certificate');
+  throw new SamlRefused('the signature does not verify with the service provider’s certificate');
 }
 
 /**

@@ -65,7 +65,14 @@ export function selfSignedCertificate(input: CertificateInput): Buffer {
   const notBefore = new Date(Math.floor(input.notBefore.getTime() / 1000) * 1000);
   const notAfter = new Date(notBefore);
   notAfter.setUTCFullYear(notAfter.getUTCFullYear() + VALIDITY_YEARS);
-  const tbs = sequence(positiveInteger(serial), SHA256_WITH_RSA, name(input.commonName), sequence(time(notBefore), time(notAfter)), name(input.commonName), spki);
+  const tbs = sequence(
+    positiveInteger(serial),
+    SHA256_WITH_RSA,
+    name(input.commonName),
+    sequence(time(notBefore), time(notAfter)),
+    name(input.commonName),
+    spki,
+  );
   const signature = sign('sha256', tbs, privateKey);
   return sequence(tbs, SHA256_WITH_RSA, tlv(0x03, Buffer.concat([Buffer.from([0]), signature])));
 }

@@ -73,7 +73,10 @@ function attributeStatement(attributes: Record<string, string[]>): string {
     .map(
       ([name, values]) =>
         `<saml:Attribute Name="${x(name)}" NameFormat="${ATTRIBUTE_FORMAT}">${values
-          .map((value) => `<saml:AttributeValue xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="xs:string">${x(value)}</saml:AttributeValue>`)
+          .map(
+            (value) =>
+              `<saml:AttributeValue xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="xs:string">${x(value)}</saml:AttributeValue>`,
+          )
           .join('')}</saml:Attribute>`,
     )
     .join('');
@@ -117,9 +120,16 @@ export function failureResponseXml(target: ResponseTarget, status: string, secon
 }
 
 /** A LogoutResponse (SAML 2.0 Core 3.7.2). */
-export function logoutResponseXml(idpEntityId: string, destination: string, inResponseTo: string, status: string, now = new Date()): string {
-  return (
-    `<samlp:LogoutResponse xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="${messageId()}" Version="2.0" IssueInstant="${instant(now)}" Destination="${x(destination)}" InResponseTo="${x(inResponseTo)}">` +
-    `<saml:Issuer>${x(idpEntityId)}</saml:Issuer><samlp:Status><samlp:StatusCode Value="${status}"/></samlp:Status></samlp:LogoutResponse>`
-  );
+export function logoutResponseXml(
+  idpEntityId: string,
+  destination: string,
+  inResponseTo: string,
+  status: string,
+  now = new Date(),
+): { xml: string; id: string } {
+  const id = messageId();
+  const xml =
+    `<samlp:LogoutResponse xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="${id}" Version="2.0" IssueInstant="${instant(now)}" Destination="${x(destination)}" InResponseTo="${x(inResponseTo)}">` +
+    `<saml:Issuer>${x(idpEntityId)}</saml:Issuer><samlp:Status><samlp:StatusCode Value="${status}"/></samlp:Status></samlp:LogoutResponse>`;
+  return { xml, id };
 }

@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { METADATA_LIMITS, SAML_NS, XmlRefused, children, isElement, onlyChild, parseStrictXml, textOf } from './xml.ts';
+import { METADATA_LIMITS, SAML_NS, SamlRefused, children, isElement, onlyChild, parseStrictXml, textOf } from './xml.ts';
 
 // What the IdP takes from a service provider's metadata (SAML 2.0
 // Metadata, saml-metadata-2.0-os 2.4.4): its entityID, where responses may
@@ -82,7 +82,7 @@ function certificates(sp: Element): string[] {
   return found;
 }
 
-/** The SP's metadata, or MetadataProblem / XmlRefused saying what is wrong with it. */
+/** The SP's metadata, or MetadataProblem / SamlRefused saying what is wrong with it. */
 export function parseSpMetadata(xml: string): SpMetadata {
   const root = parseStrictXml(xml, METADATA_LIMITS);
   if (!isElement(root, SAML_NS.metadata, 'EntityDescriptor')) throw new MetadataProblem('the root element must be an md:EntityDescriptor');
@@ -99,4 +99,4 @@ export function parseSpMetadata(xml: string): SpMetadata {
   return { entityId, acs, slo: endpoints(sp, 'SingleLogoutService'), certificates: certs, authnRequestsSigned };
 }
 
-export { XmlRefused };
+export { SamlRefused };

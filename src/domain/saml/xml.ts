@@ -21,9 +21,9 @@ export const SAML_NS = {
   dsig: 'http://www.w3.org/2000/09/xmldsig#',
 } as const;
 
-/** Why a document was refused; the message is safe to show. */
-export class XmlRefused extends Error {
-  override name = 'XmlRefused';
+/** Why a document or request was refused; the message is safe to show (on the error page, in a 400). */
+export class SamlRefused extends Error {
+  override name = 'SamlRefused';
 }
 
 export interface XmlLimits {
@@ -41,15 +41,15 @@ const XML_DECLARATION = /^\uFEFF?<\?xml\s[^?]*\?>/;
 
 function refuseDeclarations(text: string, allowComments: boolean): void {
   const body = text.replace(XML_DECLARATION, '');
-  if (/<!DOCTYPE/i.test(body) || /<!ENTITY/i.test(body)) throw new XmlRefused('document type declarations (DTD) and entities are not accepted');
+  if (/<!DOCTYPE/i.test(body) || /<!ENTITY/i.test(body)) throw new SamlRefused('document type declarations (DTD) and entities are not accepted');
   // Every other `<!`: comments (where allowed) and CDATA sections only.
   for (const match of body.matchAll(/<!/g)) {
     const rest = body.slice(match.index + 2, match.index + 9);
     if (rest.startsWith('--')) {
-      if (!allowComments) throw new XmlRefused('comments are not accepted in SAML messages');
-    } else if (!rest.startsWith('[CDATA[')) throw new XmlRefused('markup declarations are not accepted');
+      if (!allowComments) throw new SamlRefused('comments are not accepted in SAML messages');
+    } else if (!rest.startsWith('[CDATA[')) throw new SamlRefused('markup declarations are not accepted');
   }
-  if (body.includes('<?')) throw new XmlRefused('processing instructions are not accepted');
+  if (body.includes('<?')) throw new SamlRefused('processing instructions are not accepted');
 }
 
 /** The nesting depth of `root`, walked without recursion; throws past the limits. */
@@ -60,34 +60,34 @@ function measure(root: Element, limits: XmlLimits): void {
     const [node, depth] = stack.pop()!;
     if (node.nodeType !== 1) continue;
     elements += 1;
-    if (depth > limits.maxDepth) throw new XmlRefused(`elements are nested deeper than ${limits.maxDepth} levels`);
-    if (elements > limits.maxElements) throw new XmlRefused(`more than ${limits.maxElements} elements`);
+    if (depth > limits.maxDepth) throw new SamlRefused(`elements are nested deeper than ${limits.maxDepth} levels`);
+    if (elements > limits.maxElements) throw new SamlRefused(`more than ${limits.maxElements} elements`);
     for (let child = node.firstChild; child; child = child.nextSibling) stack.push([child, depth + 1]);
   }
 }
 
 /**
- * `text` parsed under the rules above, or XmlRefused. The document has
+ * `text` parsed under the rules above, or SamlRefused. The document has
  * exactly one root element, which is answered.
  */
 export function parseStrictXml(text: string, limits: XmlLimits): Element {
-  if (Buffer.byteLength(text, 'utf8') > limits.maxBytes) throw new XmlRefused(`larger than ${limits.maxBytes} bytes`);
-  if (text.includes('\u0000')) throw new XmlRefused('contains a NUL character');
+  if (Buffer.byteLength(text, 'utf8') > limits.maxBytes) throw new SamlRefused(`larger than ${limits.maxBytes} bytes`);
+  if (text.includes('\u0000')) throw new SamlRefused('contains a NUL character');
   refuseDeclarations(text, limits.allowComments);
   const fail = (message: string) => {
-    throw new XmlRefused(`not well-formed XML: ${String(message).split('\n')[0]!.slice(0, 200)}`);
+    throw new SamlRefused(`not well-formed XML: ${String(message).split('\n')[0]!.slice(0, 200)}`);
   };
   let doc: Document;
   try {
     doc = new DOMParser({ errorHandler: { warning: fail, error: fail, fatalError: fail } }).parseFromString(text, 'text/xml') as unknown as Document;
   } catch (err) {
-    if (err instanceof XmlRefused) throw err;
-    throw new XmlRefused(`not well-formed XML: ${(err as Error).message.split('\n')[0]!.slice(0, 200)}`);
+    if (err instanceof SamlRefused) throw err;
+    throw new SamlRefused(`not well-formed XML: ${(err as Error).message.split('\n')[0]!.slice(0, 200)}`);
   }
   const root = doc?.documentElement;
-  if (!root) throw new XmlRefused('no root element');
+  if (!root) throw new SamlRefused('no root element');
   const roots = Array.from(doc.childNodes as unknown as ArrayLike<Node>).filter((n) => n.nodeType === 1);
-  if (roots.length !== 1) throw new XmlRefused('more than one root element');
+  if (roots.length !== 1) throw new SamlRefused('more than one root element');
   measure(root, limits);
   return root;
 }
@@ -104,7 +104,7 @@ export function children(parent: Element, ns: string, localName: string): Elemen
 /** The one direct child so named, undefined when there is none; more than one is refused. */
 export function onlyChild(parent: Element, ns: string, localName: string): Element | undefined {
   const found = children(parent, ns, localName);
-  if (found.length > 1) throw new XmlRefused(`more than one ${localName} in ${parent.localName}`);
+  if (found.length > 1) throw new SamlRefused(`more than one ${localName} in ${parent.localName}`);
   return found[0];
 }
 
@@ -113,7 +113,7 @@ export function textOf(element: Element): string {
   let text = '';
   for (let child = element.firstChild; child; child = child.nextSibling) {
     if (child.nodeType === 3 || child.nodeType === 4) text += (child as CharacterData).data;
-    else throw new XmlRefused(`${element.localName} must hold text only`);
+    else throw new SamlRefused(`${element.localName} must hold text only`);
   }
   return text.trim();
 }
