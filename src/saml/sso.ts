@@ -37,11 +37,9 @@ export function chooseAcs(app: SamlAppRow, request: AuthnRequest): string {
   return (posts.find((endpoint) => endpoint.isDefault) ?? posts[0]!).location;
 }
 
+/** The user's email when the request asks for emailAddress; the persistent user id for any other format (transient included: docs/saml.md). */
 function nameIdFormat(request: AuthnRequest): string {
-  const asked = request.nameIdFormat;
-  if (asked === NAMEID_FORMATS.email) return NAMEID_FORMATS.email;
-  if (!asked || asked === NAMEID_FORMATS.persistent || asked === NAMEID_FORMATS.unspecified) return NAMEID_FORMATS.persistent;
-  throw new SamlRefused('the NameIDPolicy asks for a format other than persistent or emailAddress');
+  return request.nameIdFormat === NAMEID_FORMATS.email ? NAMEID_FORMATS.email : NAMEID_FORMATS.persistent;
 }
 
 /** Accepts the AuthnRequest and sends the browser to the engine's authorization. */
