@@ -3,7 +3,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { startSignInWorld, type SignInWorld } from '../support/browser.ts';
-import { authnRequestXml, handSp, opensslKeyPair, redirectQuery, signedPostXml, type HandSp } from './support.ts';
+import { createVerify, X509Certificate } from 'node:crypto';
+import { inflateRawSync } from 'node:zlib';
+import { authnRequestXml, handSp, logoutRequestXml, opensslKeyPair, redirectQuery, signedPostXml, type HandSp } from './support.ts';
 
 // What the SSO endpoint refuses (docs/saml.md): each request a real SP
 // would never send, written by hand. A refusal is the error page (400),
@@ -195,6 +197,59 @@ describe('SAML SSO requests', () => {
     assert.equal(huge.status, 400);
     const notXml = await post('this is not XML');
     assert.equal(notXml.status, 400);
+  });
+
+  test('a passive request of a browser that is not signed in is answered NoPassive, posted to the ACS', async () => {
+    const query = redirectQuery(authnRequestXml({ id: '_passive', issuer: sp.entityId, attributes: ' IsPassive="true"' }), sp.keyPem, 'relay-1');
+    const toEngine = await get(query);
+    assert.equal(toEngine.status, 303);
+    const authorize = new URL(toEngine.headers.get('location')!);
+    assert.equal(authorize.searchParams.get('prompt'), 'none');
+    const back = await fetch(authorize.href.replace(world.issuer, world.server.url), { redirect: 'manual' });
+    const continuation = new URL(back.headers.get('location')!);
+    assert.equal(continuation.pathname, '/saml/v2/continue');
+    assert.equal(continuation.searchParams.get('error'), 'login_required');
+    const form = await fetch(continuation.href.replace(world.issuer, world.server.url));
+    assert.equal(form.status, 200);
+    const page = await form.text();
+    assert.match(page, new RegExp(`action="${sp.acs}"`));
+    assert.match(page, /name="RelayState" value="relay-1"/);
+    assert.doesNotMatch(page, /<script>/);
+    const response = Buffer.from(/name="SAMLResponse" value="([^"]+)"/.exec(page)![1]!, 'base64').toString();
+    assert.match(response, /InResponseTo="_passive"/);
+    assert.match(
+      response,
+      /StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Responder"><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:NoPassive"/,
+    );
+    assert.doesNotMatch(response, /Assertion/);
+    // The waiting request is taken once.
+    assert.equal((await fetch(continuation.href.replace(world.issuer, world.server.url))).status, 400);
+  });
+
+  test('a signed LogoutRequest is answered with a LogoutResponse signed on the Redirect binding; an unknown or replayed one is refused', async () => {
+    const xml = logoutRequestXml({ id: '_logout1', issuer: sp.entityId, nameId: 'nobody', sessionIndex: 'no-such-session' });
+    const slo = (query: string) => fetch(`${world.server.url}/saml/v2/SLO?${query}`, { redirect: 'manual' });
+    const query = redirectQuery(xml, sp.keyPem, 'after-logout');
+    const answered = await slo(query);
+    assert.equal(answered.status, 303, await answered.text());
+    const location = answered.headers.get('location')!;
+    assert.ok(location.startsWith('https://signing.example.test/slo?SAMLResponse='), location);
+    const raw = location.slice(location.indexOf('?') + 1);
+    const signatureAt = raw.indexOf('&Signature=');
+    const octets = raw.slice(0, signatureAt);
+    const signature = decodeURIComponent(raw.slice(signatureAt + '&Signature='.length));
+    const metadata = await (await fetch(`${world.server.url}/saml/v2/metadata`)).text();
+    const certificate = new X509Certificate(Buffer.from(/<ds:X509Certificate>([^<]+)</.exec(metadata)![1]!, 'base64'));
+    assert.equal(createVerify('sha256').update(octets).verify(certificate.publicKey, signature, 'base64'), true);
+    const params = new URLSearchParams(raw);
+    assert.equal(params.get('RelayState'), 'after-logout');
+    const response = inflateRawSync(Buffer.from(params.get('SAMLResponse')!, 'base64')).toString();
+    assert.match(response, /<samlp:LogoutResponse [^>]*InResponseTo="_logout1"/);
+    assert.match(response, /status:Success/);
+    await refused(await slo(query), /replay/);
+    const stranger = opensslKeyPair('stranger-logout');
+    const unknown = logoutRequestXml({ id: '_logout2', issuer: 'https://stranger.example.test/saml', nameId: 'x', sessionIndex: 'y' });
+    await refused(await slo(redirectQuery(unknown, stranger.keyPem)), /not a known service provider/);
   });
 
   test('a continuation without a waiting request is refused', async () => {

@@ -62,6 +62,8 @@ export interface RequestFields {
   /** Raw XML put inside the root, after the Issuer. */
   inner?: string;
   nameIdFormat?: string;
+  /** Further attributes of the root, written as they are (` IsPassive="true"`). */
+  attributes?: string;
 }
 
 export function authnRequestXml(fields: RequestFields): string {
@@ -69,7 +71,11 @@ export function authnRequestXml(fields: RequestFields): string {
   const acs = fields.acs ? ` AssertionConsumerServiceURL="${fields.acs}" ProtocolBinding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"` : '';
   const destination = fields.destination ? ` Destination="${fields.destination}"` : '';
   const policy = fields.nameIdFormat ? `<samlp:NameIDPolicy Format="${fields.nameIdFormat}" AllowCreate="true"/>` : '';
-  return `${fields.prolog ?? ''}<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${id}" Version="2.0" IssueInstant="${(fields.issueInstant ?? new Date()).toISOString()}"${destination}${acs}><saml:Issuer>${fields.issuer}</saml:Issuer>${fields.inner ?? ''}${policy}</samlp:AuthnRequest>`;
+  return `${fields.prolog ?? ''}<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${id}" Version="2.0" IssueInstant="${(fields.issueInstant ?? new Date()).toISOString()}"${destination}${acs}${fields.attributes ?? ''}><saml:Issuer>${fields.issuer}</saml:Issuer>${fields.inner ?? ''}${policy}</samlp:AuthnRequest>`;
+}
+
+export function logoutRequestXml(fields: { id: string; issuer: string; nameId: string; sessionIndex: string }): string {
+  return `<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${fields.id}" Version="2.0" IssueInstant="${new Date().toISOString()}"><saml:Issuer>${fields.issuer}</saml:Issuer><saml:NameID>${fields.nameId}</saml:NameID><samlp:SessionIndex>${fields.sessionIndex}</samlp:SessionIndex></samlp:LogoutRequest>`;
 }
 
 /** The HTTP-Redirect query of `xml`, signed with `keyPem` unless it is undefined. */
