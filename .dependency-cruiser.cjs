@@ -9,7 +9,7 @@ const FLOORS = [
   { name: 'engine', path: '^src/engine/' },
   { name: 'queries', path: '^src/queries/' },
   { name: 'commands', path: '^src/commands/' },
-  { name: 'edges', path: '^(interactions/|src/admin/|src/scim/)' },
+  { name: 'edges', path: '^(interactions/|src/admin/|src/scim/|src/saml/)' },
   { name: 'http', path: '^src/http/' },
   { name: 'assembly', path: '^(src/(app|server|main)\\.ts$|cli/)' },
 ];

@@ -7,6 +7,8 @@ import { toClientMetadata } from '../src/domain/apps.ts';
 import { orgMayAct } from '../src/domain/may-act.ts';
 import { JWT_BEARER_GRANT } from '../src/domain/grant-types.ts';
 import { jwtProfileClientId, machineClientMetadata, machineUserOfJwtProfileClient } from '../src/domain/machine-clients.ts';
+import { samlAppIdOfClient, samlClientMetadata } from '../src/domain/saml/engine-client.ts';
+import { findSamlApp } from '../src/storage/saml-apps.ts';
 
 /** How long a node may serve an app's settings before reading them again. */
 export const CLIENT_CACHE_TTL_MS = 3000;
@@ -21,10 +23,13 @@ export const CLIENT_CACHE_TTL_MS = 3000;
  */
 export class ClientDirectory {
   #db: Queryable;
+  #issuer: string | undefined;
   #cache = new TtlCache<string, AdapterPayload | undefined>((clientId) => this.#load(clientId), { ttlMs: CLIENT_CACHE_TTL_MS });
 
-  constructor(db: Queryable) {
+  /** Without `issuer`, SAML apps are not served as clients (they redirect to it). */
+  constructor(db: Queryable, issuer?: string) {
     this.#db = db;
+    this.#issuer = issuer;
   }
 
   find(clientId: string): Promise<AdapterPayload | undefined> {
@@ -52,6 +57,8 @@ export class ClientDirectory {
         }) as AdapterPayload)
       );
     }
+    const samlAppId = samlAppIdOfClient(clientId);
+    if (samlAppId !== undefined) return this.#loadSaml(samlAppId);
     const app = await findAppByClientId(this.#db, clientId);
     if (!app) return this.#loadMachine(clientId);
     // An inactive org's apps are no clients: no sign-in starts, no token is redeemed or refreshed there.
@@ -66,6 +73,13 @@ export class ClientDirectory {
       publicKeys,
       apiAccess: app.api_access,
     }) as AdapterPayload;
+  }
+
+  /** The engine client of a SAML app (src/domain/saml/engine-client.ts). */
+  async #loadSaml(appId: string): Promise<AdapterPayload | undefined> {
+    const app = this.#issuer ? await findSamlApp(this.#db, appId) : undefined;
+    if (!app || !this.#issuer) return undefined;
+    return samlClientMetadata({ appId: app.id, projectId: app.project_id, orgId: app.org_id, name: app.name, issuer: this.#issuer }) as AdapterPayload;
   }
 
   /** A machine user with a client secret, named by its userName (client_credentials, docs/api/users.md). */

@@ -32,6 +32,9 @@ export const SHORT_LIVED_MODELS: ReadonlySet<string> = new Set([
   'PreAuthorizedCode',
   // Ours: single-use WebAuthn challenges (src/security/challenges.ts).
   'WebAuthnChallenge',
+  // Ours: SAML requests waiting for their sign-in, and the ids of requests seen (src/saml/request-store.ts).
+  'SamlRequest',
+  'SamlRequestId',
 ]);
 
 export interface AdapterStores {

@@ -34,6 +34,7 @@ import { policyCache } from './queries/policy-cache.ts';
 import type { FeatureName } from './storage/features.ts';
 import { interactionRouter } from '../interactions/index.ts';
 import { createApp } from './app.ts';
+import { samlRoutes } from './saml/router.ts';
 import { adminRouter } from './admin/router.ts';
 import { scimRouter } from './scim/router.ts';
 import { patVerifier } from './queries/verify-pat.ts';
@@ -102,7 +103,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     closers.unshift(() => invalidation.close());
     // Commands announce what they changed; every node's caches clear themselves.
     const announce = (topic: CacheTopic) => invalidation.publish(topic);
-    const { users, clients, machineKeys, features, policies } = nodeCaches(db, invalidation);
+    const { users, clients, machineKeys, features, policies } = nodeCaches(db, invalidation, config.issuer);
     const lookupUser = (id: string) => users.get(id);
     const forcedMfa = forcedMfaOf(lookupUser, policies.effective);
     const throttle = await createAuthThrottle(
@@ -183,6 +184,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           throttle,
           smtp: { sealingKey: smtpSealingKey, fromEnvironment: smtpFromEnvironment(config) },
           idps,
+          appFetch: engineDeps.outboundFetch,
         }),
         scimRouter({ db, log, settings: orgSettings, verifiers: apiVerifiers, announce, engine, throttle, issuer: config.issuer }),
         interactionRouter({
@@ -203,6 +205,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           challenges: challengeStore(adapter('WebAuthnChallenge')),
           webauthnRpId: config.webauthnRpId,
         }),
+        samlRoutes({ db, engine, issuer: config.issuer, signingKeys: () => currentKeys, adapter }),
       ],
     });
     const { server, connections } = await listen(app, config);
@@ -253,10 +256,10 @@ async function ensureInstance(db: Database, config: ConfigResult, log: Logger, s
 }
 
 /** The per-node caches of the hot paths, each cleared on every node when a command announces its topic. */
-function nodeCaches(db: Database, invalidation: Invalidation) {
+function nodeCaches(db: Database, invalidation: Invalidation, issuer: string) {
   const users = userCache(db);
   invalidation.on('users', () => users.clear());
-  const clients = new ClientDirectory(db);
+  const clients = new ClientDirectory(db, issuer);
   invalidation.on('clients', () => clients.clear());
   const machineKeys = machineKeyCache(db);
   invalidation.on('clients', () => machineKeys.clear());

@@ -66,3 +66,16 @@ export const appKeySchema = {
     expirationDate: { type: 'string', format: 'date-time', description: 'must be an ISO 8601 date-time such as 2030-01-01T00:00:00Z' },
   },
 };
+
+/** A SAML app (docs/api/saml-apps.md): its SP metadata as a document (base64) or a URL; exactly one of them, checked by the command. */
+export const createSamlAppSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 200 },
+    // 512 KiB of XML as base64.
+    metadataXml: { type: 'string', minLength: 1, maxLength: 700_000 },
+    metadataUrl: { type: 'string', minLength: 1, maxLength: 2000 },
+  },
+};

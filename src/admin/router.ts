@@ -27,6 +27,7 @@ import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
 import type { Announce } from '../storage/invalidation.ts';
+import type { OutboundFetch } from '../outbound/client.ts';
 
 export interface AdminApiDeps {
   db: Database;
@@ -46,6 +47,8 @@ export interface AdminApiDeps {
   smtp: SmtpAdmin;
   /** Seals identity providers' client secrets; the outbound fetch their discovery goes through. */
   idps: Omit<IdpCommandDeps, 'db'>;
+  /** The outbound client's fetch for addresses apps give (SAML metadata URLs). */
+  appFetch: OutboundFetch;
 }
 
 const API_PREFIXES = ['/admin/v1', '/management/v1', '/v2'];
@@ -83,6 +86,7 @@ export function adminRouter({
   throttle,
   smtp,
   idps,
+  appFetch,
 }: AdminApiDeps): Router {
   const resources = [
     searchRoutes(db),
@@ -91,7 +95,7 @@ export function adminRouter({
     memberRoutes(db),
     featureRoutes(db, announce),
     projectRoutes(db, announce),
-    appRoutes({ db, engine, announce, secretKey }),
+    appRoutes({ db, engine, announce, secretKey, fetchMetadata: appFetch }),
     signingKeyRoutes(db, signingKeys),
     policyRoutes(db, announce, [LOCKOUT_POLICY, LOGIN_POLICY]),
     smtpRoutes(db, smtp),

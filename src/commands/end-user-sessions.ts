@@ -7,6 +7,7 @@ import type { Principal } from '../domain/roles.ts';
 import { NotFound } from '../domain/errors.ts';
 import { userToActOn } from '../queries/get-user.ts';
 import { sessionsOf, type StoredSession } from '../queries/user-sessions.ts';
+import { findUser } from '../storage/users.ts';
 
 interface LogoutClient {
   backchannelLogoutUri?: string;
@@ -91,4 +92,20 @@ export async function endUserSession(
   await endSession(provider, session, userId);
   await forgetSession(db, session.jti);
   return result;
+}
+
+/**
+ * A service provider's single logout (docs/saml.md): the browser session of
+ * `sessionUid` ends as logout would, if it is the session of the user the
+ * SP names (`nameId`: the user id, or the user's email address). Answers
+ * whether it ended.
+ */
+export async function endSessionNamedBySp(db: Database, provider: Provider, sessionUid: string, nameId: string): Promise<boolean> {
+  const session = (await provider.Session.findByUid(sessionUid)) as unknown as StoredSession | undefined;
+  if (!session?.accountId) return false;
+  const user = await findUser(db, session.accountId);
+  if (!user || (user.id !== nameId && user.email?.toLowerCase() !== nameId.toLowerCase())) return false;
+  await endSession(provider, session, session.accountId);
+  await forgetSession(db, session.jti);
+  return true;
 }

@@ -12,6 +12,7 @@ import {
   renameProject,
 } from '../storage/projects.ts';
 import { findApp, removeApp } from '../storage/apps.ts';
+import { removeSamlApp, samlAppIdsOfProject } from '../storage/saml-apps.ts';
 import type { Announce } from '../storage/invalidation.ts';
 import { projectOfOrg } from '../queries/projects.ts';
 import { requireOrgOwner } from '../domain/permissions.ts';
@@ -82,6 +83,7 @@ export async function deleteProject(
         throw new PermissionDenied('only an instance owner (IAM_OWNER) may remove a project holding an app with iamApiAccess');
       await removeApp(write, { id: appId, projectId, orgId });
     }
+    for (const appId of await samlAppIdsOfProject(tx, projectId)) await removeSamlApp(write, { id: appId, projectId, orgId });
     await removeProject(write, { id: projectId, orgId, name: project.name });
     return writeDetails(write, orgId);
   });

@@ -92,6 +92,8 @@ const en = {
   loggingOut: 'Signing out…',
   loggedOutTitle: 'You are signed out',
   loggedOut: 'You can close this window.',
+  samlRefused: 'This sign-in request was refused: {reason}. Go back to the application and start again, or ask its administrator.',
+  samlSending: 'Returning you to {app}…',
 } as const;
 
 export type Messages = Record<keyof typeof en, string>;
@@ -187,6 +189,9 @@ const de: Messages = {
   loggingOut: 'Abmeldung läuft…',
   loggedOutTitle: 'Sie sind abgemeldet',
   loggedOut: 'Sie können dieses Fenster schließen.',
+  samlRefused:
+    'Diese Anmeldeanfrage wurde abgelehnt: {reason}. Kehren Sie zur Anwendung zurück und beginnen Sie erneut, oder wenden Sie sich an ihre Administration.',
+  samlSending: 'Sie werden zu {app} zurückgeleitet…',
 };
 
 export const CATALOGUES: Record<string, Messages> = { en, de };

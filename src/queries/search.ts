@@ -4,6 +4,8 @@ import { searchAppRows, searchEventRows, searchOrgRows, searchProjectRows, searc
 import { toUserView, type UserView } from './get-user.ts';
 import { toView as toAppView, type AppView } from './apps.ts';
 import { projectOfOrg } from './projects.ts';
+import { toSamlView, type SamlAppView } from './saml-apps.ts';
+import { findSamlApp } from '../storage/saml-apps.ts';
 import { requireOrgOwner } from '../domain/permissions.ts';
 import { PermissionDenied } from '../domain/errors.ts';
 import { hasInstanceRole, mayActInOrg, type Principal } from '../domain/roles.ts';
@@ -89,10 +91,16 @@ export async function searchApps(
   orgId: string,
   projectId: string,
   request: SearchRequest<NameQuery>,
-): Promise<SearchResult<AppView>> {
+): Promise<SearchResult<AppView | SamlAppView>> {
   requireOrgOwner(actor, orgId);
   await projectOfOrg(db, orgId, projectId);
-  return answer(await searchAppRows(db, projectId, names(request.queries), pageOf(request.query)), toAppView);
+  const found = await searchAppRows(db, projectId, names(request.queries), pageOf(request.query));
+  const saml = await Promise.all(found.rows.map((row) => (row.kind === 'saml' ? findSamlApp(db, row.id) : undefined)));
+  const views = found.rows.flatMap((row, i): Array<AppView | SamlAppView> => {
+    if (row.kind === 'oidc') return [toAppView(row)];
+    return saml[i] ? [toSamlView(saml[i])] : [];
+  });
+  return { details: { totalResult: String(found.total), viewTimestamp: new Date().toISOString() }, result: views };
 }
 
 export interface OrgView {

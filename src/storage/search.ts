@@ -140,20 +140,38 @@ export function searchProjectRows(db: Queryable, orgId: string, names: TextMatch
   });
 }
 
-/** Apps of one project, by name. */
-export function searchAppRows(db: Queryable, projectId: string, names: TextMatch[], page: Page): Promise<{ total: number; rows: AppRow[] }> {
+/** A row of the apps list: an OIDC app's row, or only the id of a SAML app (read by the caller). */
+export type AppListRow = (AppRow & { kind: 'oidc' }) | { kind: 'saml'; id: string };
+
+/** Apps of one project, OIDC and SAML together, by name. */
+export async function searchAppRows(db: Queryable, projectId: string, names: TextMatch[], page: Page): Promise<{ total: number; rows: AppListRow[] }> {
   const conditions = new Conditions();
   conditions.add(`a.project_id = ${conditions.param(projectId)}`);
   for (const name of names) conditions.text('a.name', name);
-  return pagedRows<AppRow>(db, {
-    columns: `a.id, a.project_id, a.org_id, a.client_id, a.name, a.redirect_uris, a.post_logout_redirect_uris, a.response_types, a.grant_types,
-      a.app_type, a.auth_method, a.access_token_type, a.id_token_userinfo_assertion, a.access_token_role_assertion, a.id_token_role_assertion,
-      a.dev_mode, a.iam_api_access, NULL AS secret_digest, a.sequence::text AS sequence, a.creation_date, a.change_date`,
-    table: 'apps a',
+  const found = await pagedRows<{ id: string; kind: 'oidc' | 'saml' }>(db, {
+    columns: 'a.id, a.kind',
+    table: `(SELECT id, project_id, name, 'oidc' AS kind FROM apps UNION ALL SELECT id, project_id, name, 'saml' AS kind FROM saml_apps) a`,
     conditions,
     orderBy: ['(lower(a.name) COLLATE "C")', 'a.id'],
     page,
   });
+  const oidcIds = found.rows.filter((row) => row.kind === 'oidc').map((row) => row.id);
+  const { rows: oidc } = oidcIds.length
+    ? await db.query<AppRow>(
+        `SELECT a.id, a.project_id, a.org_id, a.client_id, a.name, a.redirect_uris, a.post_logout_redirect_uris, a.response_types, a.grant_types,
+          a.app_type, a.auth_method, a.access_token_type, a.id_token_userinfo_assertion, a.access_token_role_assertion, a.id_token_role_assertion,
+          a.dev_mode, a.iam_api_access, NULL AS secret_digest, a.sequence::text AS sequence, a.creation_date, a.change_date
+           FROM apps a WHERE a.id = ANY($1::text[])`,
+        [oidcIds],
+      )
+    : { rows: [] };
+  const byId = new Map(oidc.map((row) => [row.id, row]));
+  const rows = found.rows.flatMap((row): AppListRow[] => {
+    if (row.kind === 'saml') return [{ kind: 'saml', id: row.id }];
+    const app = byId.get(row.id);
+    return app ? [{ ...app, kind: 'oidc' }] : [];
+  });
+  return { total: found.total, rows };
 }
 
 export interface EventRow {

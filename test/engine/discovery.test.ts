@@ -239,7 +239,12 @@ describe('discovery, keys and operational endpoints', () => {
     ];
     for (const path of ['/oauth/v2/token', '/oauth/v2/introspect', '/oauth/v2/revoke']) {
       for (const [type, body] of bodies) {
-        const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': type }, body });
+        // A copy of the bytes on its own ArrayBuffer: what the DOM typings (which xml-crypto's types load) call a BodyInit.
+        const res = await fetch(`${server.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': type },
+          body: typeof body === 'string' ? body : new Uint8Array(body),
+        });
         const text = await res.text();
         const label = `${path} ${type} ${typeof body === 'string' ? body.slice(0, 40) : '<bytes>'} → ${res.status} ${text.slice(0, 200)}`;
         assert.ok(res.status >= 400 && res.status < 500, label);

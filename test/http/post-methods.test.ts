@@ -92,7 +92,7 @@ describe('POST at authorize and end_session with the setting on, behind TLS, in 
     clientId = app.clientId;
     user = await world.createUser('poster', { firstName: 'Post', lastName: 'Er' });
     // openid-client talks to the issuer through the proxy's address as the server's own port (no TLS trust needed here).
-    const viaServer: typeof fetch = (url, options) => fetch(String(url).replace(proxy.origin, world.server.url), options);
+    const viaServer: client.CustomFetch = (url, options) => fetch(String(url).replace(proxy.origin, world.server.url), options as RequestInit);
     config = await client.discovery(new URL(world.issuer), clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
       [client.customFetch]: viaServer,
       execute: [client.allowInsecureRequests],

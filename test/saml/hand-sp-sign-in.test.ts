@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { DOMParser } from '@xmldom/xmldom';
+import { SignedXml } from 'xml-crypto';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchBrowser, needsChromium, screenshot, signIn, startSignInWorld, type SignInWorld, type TestUser } from '../support/browser.ts';
+import { base32Decode, totpCode, totpStep } from '../../src/domain/totp.ts';
+import { authnRequestXml, opensslKeyPair, redirectQuery } from './support.ts';
+
+// SAML sign-ins in Chromium against a service provider written here: its
+// ACS is a local server that keeps what the browser POSTs. What a real SP
+// does not ask for by default: the email NameID, ForceAuthn, and the login
+// policy's forceMfa holding for SAML apps as for OIDC apps.
+
+const ASSERTION = 'urn:oasis:names:tc:SAML:2.0:assertion';
+const EMAIL_FORMAT = 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress';
+
+describe('SAML sign-in with a hand-written SP in Chromium', { skip: needsChromium }, () => {
+  let world: SignInWorld;
+  let browser: Browser;
+  let acs: Server;
+  let acsUrl: string;
+  let user: TestUser;
+  let sp: { entityId: string; keyPem: string };
+  let idpCertificate: string;
+  const posted: URLSearchParams[] = [];
+
+  before(async () => {
+    [world, browser] = await Promise.all([startSignInWorld(), launchBrowser()]);
+    acs = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        if (req.method === 'POST') posted.push(new URLSearchParams(body));
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<!doctype html><title>signed in</title><p id="done">signed in at the SP</p>');
+      });
+    });
+    await new Promise<void>((resolve) => acs.listen(0, '127.0.0.1', resolve));
+    acsUrl = `http://localhost:${(acs.address() as AddressInfo).port}/acs`;
+    const keys = opensslKeyPair('hand');
+    sp = { entityId: 'https://hand.example.test/saml', keyPem: keys.keyPem };
+    const metadata = `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="${sp.entityId}"><md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol" AuthnRequestsSigned="true"><md:KeyDescriptor><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${keys.certificate}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor><md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${acsUrl}" index="0"/></md:SPSSODescriptor></md:EntityDescriptor>`;
+    const app = await world.api('POST', `/management/v1/projects/${world.projectId}/apps/saml`, {
+      name: 'Hand SP',
+      metadataXml: Buffer.from(metadata).toString('base64'),
+    });
+    assert.equal(app.status, 200, JSON.stringify(app.body));
+    user = await world.createUser('hanna', { firstName: 'Hanna', lastName: 'Hand' });
+    const idpMetadata = await (await fetch(`${world.server.url}/saml/v2/metadata`)).text();
+    idpCertificate = /<ds:X509Certificate>([^<]+)</.exec(idpMetadata)![1]!;
+  });
+
+  after(async () => {
+    await browser?.close();
+    await new Promise<void>((resolve) => acs?.close(() => resolve()));
+    await world?.stop();
+  });
+
+  const ssoUrl = (fields: { nameIdFormat?: string; attributes?: string } = {}) =>
+    `${world.issuer}/saml/v2/SSO?${redirectQuery(authnRequestXml({ issuer: sp.entityId, ...fields }), sp.keyPem, 'relay')}`;
+
+  /** The assertion of the last response the ACS received, after checking its signature with the IdP's certificate. */
+  function lastAssertion(): Element {
+    const form = posted.at(-1)!;
+    assert.equal(form.get('RelayState'), 'relay');
+    const xml = Buffer.from(form.get('SAMLResponse')!, 'base64').toString();
+    const doc = new DOMParser().parseFromString(xml, 'text/xml');
+    assert.equal(doc.documentElement!.getAttribute('Destination'), acsUrl);
+    const verifier = new SignedXml({
+      publicCert: `-----BEGIN CERTIFICATE-----\n${idpCertificate}\n-----END CERTIFICATE-----\n`,
+      getCertFromKeyInfo: () => null,
+    });
+    verifier.loadSignature(doc.getElementsByTagNameNS('http://www.w3.org/2000/09/xmldsig#', 'Signature')[0]!);
+    assert.equal(verifier.checkSignature(xml), true);
+    return new DOMParser().parseFromString(verifier.getSignedReferences()[0]!, 'text/xml').documentElement!;
+  }
+
+  async function withPage(name: string, run: (page: Page, context: BrowserContext) => Promise<void>): Promise<void> {
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+    context.setDefaultTimeout(10_000);
+    try {
+      await run(page, context);
+    } catch (err) {
+      await screenshot(page, name);
+      throw err;
+    } finally {
+      await context.close();
+    }
+  }
+
+  test('a request for the emailAddress format gets the email as NameID; ForceAuthn asks for the password again', async () => {
+    await withPage('saml-hand-email', async (page) => {
+      await page.goto(ssoUrl({ nameIdFormat: EMAIL_FORMAT }));
+      await signIn(page, user);
+      await page.waitForSelector('#done');
+      const nameId = lastAssertion().getElementsByTagNameNS(ASSERTION, 'NameID')[0]!;
+      assert.equal(nameId.getAttribute('Format'), EMAIL_FORMAT);
+      assert.equal(nameId.textContent, 'hanna@acme.example.test');
+
+      const before = posted.length;
+      await page.goto(ssoUrl({ attributes: ' ForceAuthn="true"' }));
+      await page.waitForSelector('#password, #loginName');
+      assert.equal(posted.length, before, 'nothing reaches the SP before the password');
+    });
+  });
+
+  test("the org's forceMfa holds for SAML apps: a second factor is set up before the SP gets a response, which says so", async () => {
+    const policy = await world.api('PUT', '/management/v1/policies/login', { forceMfa: true });
+    assert.equal(policy.status, 200, JSON.stringify(policy.body));
+    try {
+      await withPage('saml-hand-mfa', async (page) => {
+        const before = posted.length;
+        await page.goto(ssoUrl());
+        await signIn(page, user);
+        await page.waitForSelector('#otpSecret');
+        assert.equal(posted.length, before, 'no response before the second factor');
+        const secret = base32Decode((await page.textContent('#otpSecret'))!);
+        await page.fill('#code', totpCode(secret, totpStep(Date.now())));
+        await page.click('button[type=submit]');
+        await page.waitForSelector('#recoveryCodes');
+        await page.click('button[type=submit]');
+        await page.waitForSelector('#done');
+        const context = lastAssertion().getElementsByTagNameNS(ASSERTION, 'AuthnContextClassRef')[0]!;
+        assert.equal(context.textContent, 'urn:oasis:names:tc:SAML:2.0:ac:classes:MobileTwoFactorContract');
+      });
+    } finally {
+      assert.equal((await world.api('DELETE', '/management/v1/policies/login')).status, 200);
+    }
+  });
+});

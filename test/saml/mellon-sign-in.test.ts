@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import * as client from 'openid-client';
+import { DOMParser } from '@xmldom/xmldom';
+import { SignedXml } from 'xml-crypto';
+import type { Browser, Page, Request } from 'playwright-core';
+import {
+  codeLogin,
+  confidentialAppFor,
+  launchBrowser,
+  needsChromium,
+  screenshot,
+  signIn,
+  startRelyingParty,
+  startSignInWorld,
+  type RelyingParty,
+  type SignInWorld,
+  type TestUser,
+} from '../support/browser.ts';
+import { needsMellon, prepareMellon, type MellonSp } from '../support/mellon.ts';
+
+// A real service provider: Apache httpd with mod_auth_mellon, started by
+// the test (test/support/mellon.ts), signs users in through Portcullis in
+// Chromium, with the same login pages and sessions as OIDC apps.
+
+const DSIG = 'http://www.w3.org/2000/09/xmldsig#';
+const ASSERTION = 'urn:oasis:names:tc:SAML:2.0:assertion';
+
+/** The MELLON_* variables the SP's protected page prints, by name. */
+function attributesOn(text: string): Record<string, string> {
+  return Object.fromEntries(
+    text
+      .split('\n')
+      .filter((line) => line.startsWith('MELLON_'))
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
+}
+
+/** The SAMLResponse the browser POSTs to the SP's ACS, caught on its way. */
+function catchResponses(page: Page): string[] {
+  const seen: string[] = [];
+  page.on('request', (request: Request) => {
+    if (request.method() === 'POST' && request.url().endsWith('/mellon/postResponse')) {
+      const form = new URLSearchParams(request.postData() ?? '');
+      seen.push(Buffer.from(form.get('SAMLResponse') ?? '', 'base64').toString('utf8'));
+    }
+  });
+  return seen;
+}
+
+describe('SAML sign-in with Apache mod_auth_mellon in Chromium', { skip: needsChromium || needsMellon }, () => {
+  let world: SignInWorld;
+  let sp: MellonSp;
+  let rp: RelyingParty;
+  let browser: Browser;
+  let user: TestUser;
+  let idpCertificates: string[];
+
+  before(async () => {
+    [world, sp, rp, browser] = await Promise.all([startSignInWorld(), prepareMellon(), startRelyingParty(), launchBrowser()]);
+    const role = await world.api('POST', `/management/v1/projects/${world.projectId}/roles`, { roleKey: 'editor', displayName: 'Editor' });
+    assert.equal(role.status, 200, JSON.stringify(role.body));
+    user = await world.createUser('sally', { firstName: 'Sally', lastName: 'Saml' });
+    const grant = await world.api('POST', `/management/v1/users/${user.userId}/grants`, { projectId: world.projectId, roleKeys: ['editor'] });
+    assert.equal(grant.status, 200, JSON.stringify(grant.body));
+    const app = await world.api('POST', `/management/v1/projects/${world.projectId}/apps/saml`, {
+      name: 'Wiki',
+      metadataXml: Buffer.from(sp.metadataXml).toString('base64'),
+    });
+    assert.equal(app.status, 200, JSON.stringify(app.body));
+    const metadata = await fetch(`${world.server.url}/saml/v2/metadata`);
+    assert.equal(metadata.status, 200);
+    const metadataXml = await metadata.text();
+    const doc = new DOMParser().parseFromString(metadataXml, 'text/xml');
+    idpCertificates = Array.from(doc.getElementsByTagNameNS(DSIG, 'X509Certificate')).map((e) => e.textContent ?? '');
+    assert.ok(idpCertificates.length >= 1);
+    await sp.start(metadataXml);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await sp?.stop();
+    await rp?.close();
+    await world?.stop();
+  });
+
+  test('an SP-initiated sign-in ends on the SP page with the attributes, from a response whose assertion verifies with the IdP certificate', async () => {
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+    const responses = catchResponses(page);
+    try {
+      await page.goto(`${sp.origin}/app/attributes`);
+      // The login pages of every sign-in, naming the app.
+      await page.waitForSelector('#loginName');
+      assert.match(await page.content(), /Wiki/);
+      await signIn(page, user);
+      await page.waitForURL(`${sp.origin}/app/attributes`);
+      const attributes = attributesOn(await page.innerText('body'));
+      assert.equal(attributes.MELLON_NAME_ID, user.userId, JSON.stringify(attributes));
+      assert.equal(attributes.MELLON_UserID, user.userId);
+      assert.equal(attributes.MELLON_Email, 'sally@acme.example.test');
+      assert.equal(attributes.MELLON_FirstName, 'Sally');
+      assert.equal(attributes.MELLON_SurName, 'Saml');
+      assert.equal(attributes.MELLON_FullName, 'Sally Saml');
+      assert.equal(attributes.MELLON_UserName, 'sally');
+      assert.equal(attributes.MELLON_Roles, 'editor');
+
+      assert.equal(responses.length, 1);
+      const xml = responses[0]!;
+      const doc = new DOMParser().parseFromString(xml, 'text/xml');
+      const signature = doc.getElementsByTagNameNS(DSIG, 'Signature')[0]!;
+      const verifier = new SignedXml({
+        publicCert: `-----BEGIN CERTIFICATE-----\n${idpCertificates[0]}\n-----END CERTIFICATE-----\n`,
+        getCertFromKeyInfo: () => null,
+      });
+      verifier.loadSignature(signature);
+      assert.equal(verifier.checkSignature(xml), true);
+      const [signed] = verifier.getSignedReferences();
+      const assertion = new DOMParser().parseFromString(signed!, 'text/xml').documentElement!;
+      assert.equal(assertion.localName, 'Assertion');
+      const text = (name: string) => assertion.getElementsByTagNameNS(ASSERTION, name)[0]!;
+      assert.equal(text('Audience').textContent, sp.entityId);
+      const confirmation = text('SubjectConfirmationData');
+      assert.equal(confirmation.getAttribute('Recipient'), `${sp.origin}/mellon/postResponse`);
+      assert.match(confirmation.getAttribute('InResponseTo') ?? '', /^_/);
+      const issued = Date.parse(assertion.getAttribute('IssueInstant')!);
+      assert.equal(Date.parse(confirmation.getAttribute('NotOnOrAfter')!) - issued, 300_000);
+      assert.equal(text('NameID').getAttribute('Format'), 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent');
+      assert.match(xml, /SignatureMethod Algorithm="http:\/\/www\.w3\.org\/2001\/04\/xmldsig-more#rsa-sha256"/);
+      assert.match(xml, /CanonicalizationMethod Algorithm="http:\/\/www\.w3\.org\/2001\/10\/xml-exc-c14n#"/);
+
+      // Single logout, started at the SP: the IdP ends the session and answers the SP.
+      await page.goto(`${sp.origin}/mellon/logout?ReturnTo=${encodeURIComponent(`${sp.origin}/bye`)}`);
+      await page.waitForURL(`${sp.origin}/bye`);
+      await page.goto(`${sp.origin}/app/attributes`);
+      // Signed out at the IdP too: the login page again, not the attributes.
+      await page.waitForSelector('#loginName');
+    } catch (err) {
+      await screenshot(page, 'saml-mellon-sign-in');
+      throw new Error(`${(err as Error).message}\nmellon log:\n${sp.errorLog().slice(-3000)}`);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('a browser signed in for an OIDC app goes straight through to the SAML app, without a password', async () => {
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+    try {
+      const app = await world.createApp({ name: 'Shop', ...confidentialAppFor(rp) });
+      const config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
+        execute: [client.allowInsecureRequests],
+      });
+      await codeLogin(page, config, rp, user, 'openid');
+      const loginPages: string[] = [];
+      page.on('request', (request) => {
+        if (new URL(request.url()).pathname.startsWith('/ui/login')) loginPages.push(request.url());
+      });
+      await page.goto(`${sp.origin}/app/attributes`);
+      await page.waitForURL(`${sp.origin}/app/attributes`);
+      assert.equal(attributesOn(await page.innerText('body')).MELLON_UserID, user.userId);
+      assert.deepEqual(loginPages, []);
+    } catch (err) {
+      await screenshot(page, 'saml-mellon-sso');
+      throw new Error(`${(err as Error).message}\nmellon log:\n${sp.errorLog().slice(-3000)}`);
+    } finally {
+      await context.close();
+    }
+  });
+});
