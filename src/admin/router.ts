@@ -20,6 +20,7 @@ import { signingKeyRoutes, type SigningKeyAdmin } from './signing-keys.ts';
 import { policyRoutes } from './policies.ts';
 import { searchRoutes } from './search.ts';
 import { smtpRoutes, type SmtpAdmin } from './smtp.ts';
+import { userCodeRoutes } from './user-codes.ts';
 import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
@@ -78,6 +79,7 @@ export function adminRouter({
   throttle,
   smtp,
 }: AdminApiDeps): Router {
+  const codes = { key: secretKey, issuer: engine.provider.issuer };
   const resources = [
     searchRoutes(db),
     orgRoutes(db, settings, announce),
@@ -89,6 +91,7 @@ export function adminRouter({
     signingKeyRoutes(db, signingKeys),
     policyRoutes(db, announce, [LOCKOUT_POLICY, LOGIN_POLICY]),
     smtpRoutes(db, smtp),
+    userCodeRoutes(db, codes, () => announce('users')),
   ];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us

@@ -16,6 +16,7 @@ const DEFAULTS = {
   passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED',
   allowRegister: true,
   secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'],
+  requireEmailVerification: false,
 };
 
 describe('login policy API', () => {

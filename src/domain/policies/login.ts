@@ -14,6 +14,8 @@ export interface LoginPolicy {
   passwordlessType: (typeof PASSWORDLESS_TYPES)[number];
   allowRegister: boolean;
   secondFactors: Array<(typeof SECOND_FACTOR_TYPES)[number]>;
+  /** The login stops at the email verification page until the user's address is verified (Keycloak's "Verify email"). */
+  requireEmailVerification: boolean;
 }
 
 export const LOGIN_POLICY: PolicyKind<LoginPolicy> = {
@@ -23,6 +25,7 @@ export const LOGIN_POLICY: PolicyKind<LoginPolicy> = {
     passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED',
     allowRegister: true,
     secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'],
+    requireEmailVerification: false,
   },
   schema: {
     type: 'object',
@@ -31,6 +34,7 @@ export const LOGIN_POLICY: PolicyKind<LoginPolicy> = {
       passwordlessType: { type: 'string', enum: [...PASSWORDLESS_TYPES] },
       allowRegister: { type: 'boolean' },
       secondFactors: { type: 'array', uniqueItems: true, maxItems: SECOND_FACTOR_TYPES.length, items: { type: 'string', enum: [...SECOND_FACTOR_TYPES] } },
+      requireEmailVerification: { type: 'boolean' },
     },
     additionalProperties: false,
   },
