@@ -33,7 +33,12 @@ export function mailbox(sink: SmtpSink): Mailbox {
     async nth(address, n) {
       const deadline = Date.now() + 30_000;
       while (of(address).length < n) {
-        if (Date.now() > deadline) throw new Error(`mail ${n} to ${address} did not arrive; got ${of(address).map((m) => m.subject).join(', ')}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `mail ${n} to ${address} did not arrive; got ${of(address)
+              .map((m) => m.subject)
+              .join(', ')}`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       return of(address)[n - 1]!;
