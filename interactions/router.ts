@@ -131,7 +131,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   const consent = consentStep(kit);
 
   securityRoutes(router, { env, cookieKey: deps.securityKey, throttle: deps.throttle });
-  // The pages a mail's link opens, outside any login (docs/mail.md).
+  // The pages a mail's link opens, outside any login (docs/self-service.md).
   const codePages = codePageKit(deps.csrfKey, env.issuer.startsWith('https:'), deps.throttle);
   passwordCodeRoutes(router, codePages, selfService, 'init');
   passwordCodeRoutes(router, codePages, selfService, 'reset');

@@ -10,7 +10,7 @@ import { normaliseCode } from '../../src/domain/verification-codes.ts';
 import { form, render, text, throttled } from '../context.ts';
 import type { CodeFormValues, CodePageContext } from '../views/self-service.ts';
 
-// What the pages a mail's link opens share (docs/mail.md): they stand
+// What the pages a mail's link opens share (docs/self-service.md): they stand
 // outside any login, so their forms carry a CSRF token bound to a random
 // cookie of their own (SameSite=Lax: a cross-site page can send neither).
 

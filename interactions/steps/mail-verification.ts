@@ -37,7 +37,7 @@ export interface MailVerificationStep {
 type Deps = Pick<SelfServiceDeps, 'db' | 'codes' | 'announce'> & { policies: EffectivePolicy; throttle?: AuthThrottle };
 
 /**
- * Email verification (docs/mail.md) as a step of the login: with the login
+ * Email verification (docs/self-service.md) as a step of the login: with the login
  * policy's `requireEmailVerification`, a user whose address is not verified
  * stops here after the password until a code from the mail is entered.
  */

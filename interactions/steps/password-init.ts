@@ -25,7 +25,7 @@ export function forgotPasswordStep(kit: InteractionKit, deps: Pick<SelfServiceDe
 }
 
 /**
- * The pages that set a password with a code (docs/mail.md):
+ * The pages that set a password with a code (docs/self-service.md):
  * `/ui/login/user/init` (an invitation's) and `/ui/login/password/init` (a
  * reset's). Each takes the code and the new password twice; the link
  * pre-fills the code and names the user (`userID`), "Forgot password?"

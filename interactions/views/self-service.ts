@@ -3,7 +3,7 @@ import type { Messages } from '../../src/pages/i18n.ts';
 import type { SelfServiceMessages } from '../../src/pages/self-service-i18n.ts';
 import { errorBox, hidden } from './parts.ts';
 
-// The pages of the self-service flows (docs/mail.md): a password set with a
+// The pages of the self-service flows (docs/self-service.md): a password set with a
 // code (invitation, reset), an email verified with a code, and what each
 // says when done. Plain forms; the code field is pre-filled from the link.
 

@@ -58,7 +58,7 @@ export async function endUserSessions(db: Database, engine: EngineHolder, actor:
   return result;
 }
 
-/** Ends every browser session of the user as logout does; a password reset does it too (docs/mail.md). */
+/** Ends every browser session of the user as logout does; a password reset does it too (docs/self-service.md). */
 export async function endEverySession(db: Database, provider: Provider, userId: string): Promise<void> {
   for (const sessionId of await sessionsOfUser(db, userId)) {
     const session = (await provider.Session.find(sessionId)) as unknown as StoredSession | undefined;

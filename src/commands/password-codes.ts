@@ -16,7 +16,7 @@ import { endEverySession } from './end-user-sessions.ts';
 import type { OrgSettings } from './setup-org.ts';
 import { issueCode, matchCode, queueMail, type CodeSettings } from './verification-codes.ts';
 
-/** What the self-service commands use (docs/mail.md). */
+/** What the self-service commands use (docs/self-service.md). */
 export interface SelfServiceDeps {
   db: Database;
   codes: CodeSettings;

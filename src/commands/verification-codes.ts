@@ -23,7 +23,7 @@ export interface CodeSettings {
   issuer: string;
 }
 
-/** The page each purpose's link opens (docs/mail.md). */
+/** The page each purpose's link opens (docs/self-service.md). */
 export const CODE_PAGES: Record<CodePurpose, string> = {
   init: `${INTERACTION_PATH}/user/init`,
   email: `${INTERACTION_PATH}/mail/verification`,

@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 
-// The codes of the self-service flows (docs/mail.md): an invitation, an
+// The codes of the self-service flows (docs/self-service.md): an invitation, an
 // email verification, a password reset. Every message carries two codes for
 // one purpose: a short one a person types, and a long one in the link.
 // Plain rules only: the digests at rest are src/commands/verification-codes.ts's.

@@ -1,5 +1,5 @@
 // The texts of the self-service pages (invitation, email verification,
-// password reset; docs/mail.md), en and de, beside the login's own
+// password reset; docs/self-service.md), en and de, beside the login's own
 // catalogue (i18n.ts), whose shared words (password, continue) they reuse.
 
 const en = {

@@ -17,7 +17,7 @@ import {
 import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.ts';
 import { linkOf, type Mailbox, mailbox, mainText, queuedTypes, shot, typedCode } from './support.ts';
 
-// The self-service flows of docs/mail.md in Chromium, with a real SMTP
+// The self-service flows of docs/self-service.md in Chromium, with a real SMTP
 // server (smtp-server) receiving the mails and openid-client as the app:
 // every code is read from a mail that arrived.
 

@@ -1,4 +1,4 @@
--- Codes of the self-service flows (docs/mail.md): an invitation, an email
+-- Codes of the self-service flows (docs/self-service.md): an invitation, an email
 -- verification, a password reset. Only keyed SHA-256 digests are kept (one
 -- of the typed code, one of the link's); `mailed` marks the codes sent in a
 -- message, which the per-user message limit counts. Used and expired codes
