@@ -167,6 +167,33 @@ describe('in Chromium: invitation, email verification and password reset by mail
     }
   });
 
+  test('a self-registered user is sent VerifyEmail and, with requireEmailVerification, signs in once its code is entered', async () => {
+    assert.equal((await world.api('PUT', '/management/v1/policies/login', { requireEmailVerification: true })).status, 200);
+    try {
+      const page = await freshPage();
+      const url = client.buildAuthorizationUrl(config, { redirect_uri: rp.callback, scope: 'openid email', prompt: 'create', state: 'rg', nonce: 'rn' });
+      await page.goto(url.href);
+      await page.fill('#givenName', 'Reggie');
+      await page.fill('#familyName', 'Tester');
+      await page.fill('#email', 'reggie@acme.example.test');
+      await page.fill('#password', 'Reggie-Passw0rd');
+      await page.fill('#passwordRepeat', 'Reggie-Passw0rd');
+      await page.click('button[type=submit]');
+      await page.waitForSelector('#code');
+      const mail = await mails.nth('reggie@acme.example.test', 1);
+      assert.equal(mail.subject, 'Verify your email address');
+      await page.fill('#code', typedCode(mail));
+      await page.click('button[type=submit]');
+      const landed = await landedOn(page, rp.callback);
+      const claims = (await client.authorizationCodeGrant(config, landed, { expectedState: 'rg', expectedNonce: 'rn' })).claims()!;
+      assert.equal(claims.email, 'reggie@acme.example.test');
+      assert.equal(claims.email_verified, true);
+      assert.deepEqual(await queuedTypes(world.server.running.db, claims.sub), ['VerifyEmail'], 'the registration sent the one code; the page none besides');
+    } finally {
+      assert.equal((await world.api('DELETE', '/management/v1/policies/login')).status, 200);
+    }
+  });
+
   test('a reset through the mail: the old password is refused, the other sessions end, and a "password changed" mail arrives', async () => {
     const rita = await world.createUser('rita');
     const email = 'rita@acme.example.test';
@@ -249,6 +276,24 @@ describe('in Chromium: invitation, email verification and password reset by mail
     assert.equal(refused.status, 429, JSON.stringify(refused.body));
     assert.equal(refused.body.code, 8);
     assert.equal((await queuedTypes(world.server.running.db, max.userId)).length, 5);
+  });
+
+  test('wrong codes count towards the lockout like wrong passwords: once locked, the right code gets the "locked" message', async () => {
+    assert.equal((await world.api('PUT', '/management/v1/policies/lockout', { maxPasswordAttempts: 3, lockoutDurationSeconds: 0 })).status, 200);
+    try {
+      const lou = await world.createUser('lou');
+      const issued = await world.api('POST', `/management/v1/users/${lou.userId}/password/_reset`, { returnCode: true });
+      const page = await freshPage();
+      await page.goto(`${world.issuer}/ui/login/password/init?userID=${lou.userId}`);
+      for (let i = 0; i < 3; i++) await setPassword(page, 'Lou-New-Passw0rd', `WRONG0000${i}`);
+      assert.equal((await world.api('GET', `/management/v1/users/${lou.userId}`)).body.user.state, 'USER_STATE_LOCKED');
+      await setPassword(page, 'Lou-New-Passw0rd', issued.body.verificationCode);
+      assert.match(await errorOf(page), /This account is locked/);
+      await shot(page, 'password-init-locked');
+      assert.deepEqual(await queuedTypes(world.server.running.db, lou.userId), [], 'no password changed');
+    } finally {
+      assert.equal((await world.api('DELETE', '/management/v1/policies/lockout')).status, 200);
+    }
   });
 
   test('malformed, expired and reused codes are refused, each with its own message', async () => {
