@@ -129,10 +129,11 @@ export async function setPasswordWithCode(
 ): Promise<PasswordCodeOutcome> {
   const reason = newPasswordProblem(deps.settings, password);
   if (reason) return { result: 'password', reason };
+  // Hashed first, whoever the holder is: the time taken tells no unknown login name from a known one.
+  const passwordHash = await hashPassword(password);
   const user = await holderOf(deps, holder);
   if (!user) return { result: 'wrong' };
   if (user.state === 'locked') return { result: 'locked' };
-  const passwordHash = await hashPassword(password);
   const ref = { id: user.id, orgId: user.org_id };
   const check = await deps.db.transaction(async (tx) => {
     const write = await beginWrite(tx, { userId: user.id });
