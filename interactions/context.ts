@@ -84,6 +84,12 @@ export async function savePending(loaded: Loaded, pending: PendingLogin, extra: 
   await saveInteraction(interaction);
 }
 
+/** Keeps `fields` in the interaction's result (a step's own state, under its own key), server side. */
+export async function saveResult(loaded: Loaded, fields: Record<string, unknown>): Promise<void> {
+  loaded.interaction.result = { ...loaded.interaction.result, ...fields };
+  await saveInteraction(loaded.interaction);
+}
+
 /** The pending login, or undefined after rendering the "session expired" page. */
 export function pendingOf(ctx: Context, loaded: Loaded): PendingLogin | undefined {
   const pending = loaded.interaction.result?.[PENDING] as PendingLogin | undefined;

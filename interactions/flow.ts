@@ -34,14 +34,20 @@ export function entrySteps(interaction: Pick<Interaction, 'prompt' | 'session'>,
 
 /**
  * After the first factor (a right password, or a new registration): the
- * second factor the user has, else the set-up a required second factor
- * needs, else done. Later steps of a login (verifying an email address,
- * setting a password from an invitation, resetting a password, a sign-in
- * through an external provider) join here as further outcomes.
+ * email verification the login policy asks for (requireEmailVerification)
+ * while the user's address is unverified, then the second factor the user
+ * has, else the set-up a required second factor needs, else done. Later
+ * steps of a login (a sign-in through an external provider) join here as
+ * further outcomes.
  */
-export type AfterFirstFactor = 'second-factor' | 'factor-setup' | 'done';
+export type AfterFirstFactor = 'mail-verification' | 'second-factor' | 'factor-setup' | 'done';
 
-export async function afterFirstFactor(state: { holdsFactor: boolean; factorRequired: () => Promise<boolean> }): Promise<AfterFirstFactor> {
+export async function afterFirstFactor(state: {
+  emailUnverified: () => Promise<boolean>;
+  holdsFactor: boolean;
+  factorRequired: () => Promise<boolean>;
+}): Promise<AfterFirstFactor> {
+  if (await state.emailUnverified()) return 'mail-verification';
   if (state.holdsFactor) return 'second-factor';
   return (await state.factorRequired()) ? 'factor-setup' : 'done';
 }

@@ -12,6 +12,7 @@ import { Unavailable } from '../src/domain/errors.ts';
 import type { FactorKeys } from '../src/commands/otp.ts';
 import { relyingPartyOf } from '../src/commands/passkeys.ts';
 import type { OrgSettings } from '../src/commands/setup-org.ts';
+import type { CodeSettings } from '../src/commands/verification-codes.ts';
 import type { ForcedMfa } from '../src/engine/second-factor-rule.ts';
 import type { ChallengeStore } from '../src/security/challenges.ts';
 import { CATALOGUES, chooseLanguage } from '../src/pages/i18n.ts';
@@ -27,7 +28,10 @@ import { consentStep } from './steps/consent.ts';
 import { factorSetupStep } from './steps/factor-setup.ts';
 import { loginNameStep } from './steps/login-name.ts';
 import { passwordlessStep } from './steps/passkey.ts';
-import { passwordStep } from './steps/password.ts';
+import { afterPasswordStep, passwordStep } from './steps/password.ts';
+import { forgotPasswordStep, passwordCodeRoutes } from './steps/password-init.ts';
+import { mailVerificationLinkRoutes, mailVerificationStep } from './steps/mail-verification.ts';
+import { codePageKit } from './steps/code-page-kit.ts';
 import { registerStep } from './steps/register.ts';
 import { secondFactorStep } from './steps/second-factor.ts';
 import { selectAccountStep } from './steps/select-account.ts';
@@ -59,6 +63,8 @@ export interface InteractionDeps {
   challenges: ChallengeStore;
   /** WEBAUTHN_RP_ID; the issuer's host when unset. */
   webauthnRpId?: string;
+  /** The key of the self-service codes' digests and the issuer their links point to. */
+  codes: CodeSettings;
 }
 
 /** Answers what the steps throw: the stores down, the instance busy, the interaction gone. */
@@ -117,11 +123,19 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   const loginName = loginNameStep(kit, env, deps.policies);
   const secondFactor = secondFactorStep(kit, env, events, deps.throttle);
   const factorSetup = factorSetupStep(kit, env, deps.policies, events);
-  const register = registerStep(kit, deps, factorSetup);
+  const selfService = { db: deps.db, codes: deps.codes, settings: deps.orgSettings, engine: deps.engine, announce };
+  const mailVerification = mailVerificationStep(kit, { ...selfService, policies: deps.policies, throttle: deps.throttle });
+  const afterPassword = afterPasswordStep(kit, { ...deps, events, announce }, { mailVerification, secondFactor, factorSetup });
+  const register = registerStep(kit, deps, factorSetup, mailVerification);
   const selectAccount = selectAccountStep(kit, deps.db, loginName.show);
   const consent = consentStep(kit);
 
   securityRoutes(router, { env, cookieKey: deps.securityKey, throttle: deps.throttle });
+  // The pages a mail's link opens, outside any login (docs/self-service.md).
+  const codePages = codePageKit(deps.csrfKey, env.issuer.startsWith('https:'), deps.throttle);
+  passwordCodeRoutes(router, codePages, selfService, 'init');
+  passwordCodeRoutes(router, codePages, selfService, 'reset');
+  mailVerificationLinkRoutes(router, codePages, selfService);
 
   router.get('/:uid', async (ctx) => {
     const loaded = await kit.load(ctx);
@@ -135,7 +149,10 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     }
   });
   router.post('/:uid/login-name', loginName.post);
-  router.post('/:uid/password', passwordStep(kit, { ...deps, events, announce }, secondFactor, factorSetup));
+  router.post('/:uid/password', passwordStep(kit, { ...deps, events, announce }, afterPassword));
+  router.post('/:uid/password/reset', forgotPasswordStep(kit, selfService));
+  router.post('/:uid/mail/verification', mailVerification.post(afterPassword));
+  router.post('/:uid/mail/verification/resend', mailVerification.resend);
   router.post('/:uid/passkey', passwordlessStep(kit, env, deps.policies, events, deps.throttle, loginName.show));
   for (const factor of SECOND_FACTORS) {
     router.post(`/:uid/${factor.verifyPath}`, secondFactor.verify(factor));

@@ -204,6 +204,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           securityKey: deriveKey(master.key, 'security page cookie'),
           challenges: challengeStore(adapter('WebAuthnChallenge')),
           webauthnRpId: config.webauthnRpId,
+          codes: { key: secretKey, issuer: config.issuer },
         }),
         samlRoutes({ db, engine, issuer: config.issuer, signingKeys: () => currentKeys, adapter }),
       ],

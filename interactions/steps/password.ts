@@ -10,6 +10,7 @@ import { heldFactors } from '../factors/index.ts';
 import { passwordPage } from '../views/sign-in.ts';
 import type { FactorSetupStep } from './factor-setup.ts';
 import type { SecondFactorStep } from './second-factor.ts';
+import type { AfterFirstFactorStep, MailVerificationStep } from './mail-verification.ts';
 
 export interface PasswordDeps {
   db: Database;
@@ -20,13 +21,28 @@ export interface PasswordDeps {
   announce?: () => void;
 }
 
-/** The password page's POST: the first factor, then the second factor, its set-up, or done. */
-export function passwordStep(
+/** What follows the first factor (docs/architecture.md): flow.ts decides, each step shows its page. */
+export function afterPasswordStep(
   kit: InteractionKit,
   deps: PasswordDeps,
-  secondFactor: SecondFactorStep,
-  factorSetup: FactorSetupStep,
-): (ctx: Context) => Promise<void> {
+  next: { mailVerification: MailVerificationStep; secondFactor: SecondFactorStep; factorSetup: FactorSetupStep },
+): AfterFirstFactorStep {
+  return async (ctx, loaded, { accountId, loginName }) => {
+    const step = await afterFirstFactor({
+      emailUnverified: () => next.mailVerification.required(accountId),
+      holdsFactor: (await heldFactors(deps, accountId)).length > 0,
+      factorRequired: () => factorRequired(deps.forcedMfa, loaded.interaction, accountId),
+    });
+    if (step === 'mail-verification') return next.mailVerification.begin(ctx, loaded, { accountId, loginName });
+    if (step === 'second-factor') return next.secondFactor.begin(ctx, loaded, { accountId, loginName });
+    if (step === 'factor-setup') return next.factorSetup.begin(ctx, loaded, { accountId, loginName, setup: true });
+    deps.events.succeeded(ctx, accountId);
+    await kit.finishLogin(ctx, loaded, accountId);
+  };
+}
+
+/** The password page's POST: the first factor, then what follows it. */
+export function passwordStep(kit: InteractionKit, deps: PasswordDeps, proceed: AfterFirstFactorStep): (ctx: Context) => Promise<void> {
   return async (ctx) => {
     const loaded = await kit.load(ctx);
     if (!kit.checkCsrf(ctx, loaded)) return;
@@ -41,14 +57,6 @@ export function passwordStep(
       const error = outcome.result === 'locked' ? loaded.page.t.accountLocked : loaded.page.t.wrongCredentials;
       return render(ctx, passwordPage(loaded.page, { loginName: name, error }));
     }
-    const accountId = outcome.userId;
-    const next = await afterFirstFactor({
-      holdsFactor: (await heldFactors(deps, accountId)).length > 0,
-      factorRequired: () => factorRequired(deps.forcedMfa, loaded.interaction, accountId),
-    });
-    if (next === 'second-factor') return secondFactor.begin(ctx, loaded, { accountId, loginName: name });
-    if (next === 'factor-setup') return factorSetup.begin(ctx, loaded, { accountId, loginName: name, setup: true });
-    deps.events.succeeded(ctx, accountId);
-    await kit.finishLogin(ctx, loaded, accountId);
+    await proceed(ctx, loaded, { accountId: outcome.userId, loginName: name });
   };
 }

@@ -17,6 +17,8 @@ import { factorRequired } from '../flow.ts';
 import type { PageContext } from '../views/parts.ts';
 import { type RegistrationValues, registrationPage } from '../views/registration.ts';
 import type { FactorSetupStep } from './factor-setup.ts';
+import type { MailVerificationStep } from './mail-verification.ts';
+import type { CodeSettings } from '../../src/commands/verification-codes.ts';
 
 const parseHuman = validator<HumanInput>(humanSchema);
 
@@ -38,6 +40,7 @@ export async function canRegister(policies: EffectivePolicy, loaded: Loaded): Pr
 export interface RegisterDeps {
   db: Database;
   orgSettings: OrgSettings;
+  codes: CodeSettings;
   policies: EffectivePolicy;
   forcedMfa: ForcedMfa;
   throttle?: AuthThrottle;
@@ -49,7 +52,7 @@ export interface RegisterStep {
   post(ctx: Context): Promise<void>;
 }
 
-export function registerStep(kit: InteractionKit, deps: RegisterDeps, factorSetup: FactorSetupStep): RegisterStep {
+export function registerStep(kit: InteractionKit, deps: RegisterDeps, factorSetup: FactorSetupStep, mailVerification: MailVerificationStep): RegisterStep {
   const minPassword = deps.orgSettings.passwordPolicy.minLength;
 
   async function show(ctx: Context, loaded: Loaded): Promise<void> {
@@ -79,7 +82,7 @@ export function registerStep(kit: InteractionKit, deps: RegisterDeps, factorSetu
         email: { email: values.email },
         password,
       });
-      return await registerHuman(deps.db, deps.orgSettings, orgId, human);
+      return await registerHuman(deps.db, deps.orgSettings, deps.codes, orgId, human);
     } catch (err) {
       if (err instanceof AlreadyExists) {
         await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
@@ -108,10 +111,12 @@ export function registerStep(kit: InteractionKit, deps: RegisterDeps, factorSetu
     if (throttled(ctx, loaded.page, deps.throttle)) return;
     const userId = await create(ctx, loaded, orgId, values, password);
     if (!userId) return;
+    const user = await findUser(deps.db, userId);
+    const name = user ? loginName(user.user_name, user.primary_domain) : (values.email ?? '');
+    // The registration has just sent VerifyEmail: the page waits for its code.
+    if (await mailVerification.required(userId)) return mailVerification.begin(ctx, loaded, { accountId: userId, loginName: name }, false, { create: {} });
     if (await factorRequired(deps.forcedMfa, loaded.interaction, userId)) {
-      const user = await findUser(deps.db, userId);
-      const pending = { accountId: userId, loginName: user ? loginName(user.user_name, user.primary_domain) : (values.email ?? ''), setup: true };
-      return factorSetup.begin(ctx, loaded, pending, { create: {} });
+      return factorSetup.begin(ctx, loaded, { accountId: userId, loginName: name, setup: true }, { create: {} });
     }
     await kit.finishLogin(ctx, loaded, userId, { create: {} });
   }

@@ -1,5 +1,6 @@
 import { escapeHtml as e, page } from '../../src/pages/layout.ts';
 import { translate } from '../../src/pages/i18n.ts';
+import { selfServiceTexts } from '../../src/pages/self-service-i18n.ts';
 import { type AccountChoice, errorBox, hidden, initial, type PageContext, type PasskeyCeremony, passkeyForm } from './parts.ts';
 
 export function loginNamePage(c: PageContext, values: { loginName?: string; error?: string; canRegister: boolean; passkey?: PasskeyCeremony }): string {
@@ -41,6 +42,11 @@ ${errorBox(values.error)}
     <a class="secondary button" href="${e(c.action)}?other=1">${e(c.t.forgotten)}</a>
     <button type="submit">${e(c.t.signIn)}</button>
   </div>
+</form>
+<form method="post" action="${e(c.action)}/password/reset" class="or">
+  ${hidden('csrf', c.csrf)}
+  ${hidden('loginName', values.loginName)}
+  <button type="submit" class="secondary-button" id="forgotPassword">${e(selfServiceTexts(c.lang).forgotPassword)}</button>
 </form>`,
     c.lang,
   );

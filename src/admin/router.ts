@@ -23,6 +23,7 @@ import { smtpRoutes, type SmtpAdmin } from './smtp.ts';
 import { idpRoutes } from './idps.ts';
 import { idpLinkRoutes } from './idp-links.ts';
 import type { IdpCommandDeps } from '../commands/idps.ts';
+import { userCodeRoutes } from './user-codes.ts';
 import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
@@ -88,6 +89,7 @@ export function adminRouter({
   idps,
   appFetch,
 }: AdminApiDeps): Router {
+  const codes = { key: secretKey, issuer: engine.provider.issuer };
   const resources = [
     searchRoutes(db),
     orgRoutes(db, settings, announce),
@@ -101,6 +103,7 @@ export function adminRouter({
     smtpRoutes(db, smtp),
     idpRoutes({ db, ...idps }, announce),
     idpLinkRoutes(db),
+    userCodeRoutes(db, codes, () => announce('users')),
   ];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us

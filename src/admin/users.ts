@@ -80,7 +80,8 @@ export function userRoutes(
 
   router.post('/human', async (ctx) => {
     const input = parseHuman(ctx.request.body);
-    ctx.body = await addHumanUser(db, settings, principal(ctx), await actingOrgId(ctx, db), input);
+    const codes = { key: secretKey, issuer: engine.provider.issuer };
+    ctx.body = await addHumanUser(db, settings, codes, principal(ctx), await actingOrgId(ctx, db), input);
   });
   router.post('/machine', async (ctx) => {
     const input = parseMachine(ctx.request.body);

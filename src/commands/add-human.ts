@@ -6,6 +6,8 @@ import { newId } from '../domain/ids.ts';
 import type { Principal } from '../domain/roles.ts';
 import { assertMayManageUsers } from '../domain/permissions.ts';
 import { prepareHuman, writeHuman, type HumanInput, type OrgSettings } from './setup-org.ts';
+import { welcomeMail } from './email-verification.ts';
+import type { CodeSettings } from './verification-codes.ts';
 
 export interface AddUserResult {
   userId: string;
@@ -25,8 +27,19 @@ async function hashedPassword(human: HumanInput, settings: OrgSettings): Promise
   }
 }
 
-/** `POST /management/v1/users/human`: a human user in the acting org; its userName is unique there. */
-export async function addHumanUser(db: Database, settings: OrgSettings, actor: Principal, orgId: string, human: HumanInput): Promise<AddUserResult> {
+/**
+ * `POST /management/v1/users/human`: a human user in the acting org; its
+ * userName is unique there. Without a password it is invited (`InitCode`),
+ * else sent `VerifyEmail` unless its address is given as verified.
+ */
+export async function addHumanUser(
+  db: Database,
+  settings: OrgSettings,
+  codes: CodeSettings,
+  actor: Principal,
+  orgId: string,
+  human: HumanInput,
+): Promise<AddUserResult> {
   assertMayManageUsers(actor, orgId);
   const passwordHash = await hashedPassword(human, settings);
   const userId = newId();
@@ -34,6 +47,7 @@ export async function addHumanUser(db: Database, settings: OrgSettings, actor: P
     const write = await beginWrite(tx, actor);
     if (await userNameTaken(tx, orgId, human.userName)) throw new AlreadyExists(`a user named "${human.userName}" already exists in this organization`);
     await writeHuman(write, human, { userId, orgId }, passwordHash);
+    await welcomeMail(write, codes, userId, human);
     return { userId, details: writeDetails(write, orgId) };
   });
 }

@@ -55,13 +55,17 @@ export async function endUserSessions(db: Database, engine: EngineHolder, actor:
     await write.append({ aggregateType: 'user', aggregateId: user.id, type: 'user.sessions.terminated', resourceOwner: orgId, payload: {} });
     return { details: writeDetails(write, orgId) };
   });
-  const provider = engine.provider;
+  await endEverySession(db, engine.provider, userId);
+  return result;
+}
+
+/** Ends every browser session of the user as logout does; a password reset does it too (docs/self-service.md). */
+export async function endEverySession(db: Database, provider: Provider, userId: string): Promise<void> {
   for (const sessionId of await sessionsOfUser(db, userId)) {
     const session = (await provider.Session.find(sessionId)) as unknown as StoredSession | undefined;
     if (session?.accountId === userId) await endSession(provider, session, userId);
     await forgetSession(db, sessionId);
   }
-  return result;
 }
 
 /**

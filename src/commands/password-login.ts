@@ -25,14 +25,27 @@ export async function passwordLogin(db: Database, login: string, password: strin
   }
   if (state === 'locked') return { result: 'locked' };
   if (passwordOk) return (await resetFailedPasswords(db, user.id)) ? { result: 'signed-in', userId: user.id } : { result: 'locked' };
+  return { result: await countFailedPassword(db, user, onLockChange) };
+}
+
+/**
+ * Counts a failed check against the user's lockout (a wrong password, or a
+ * wrong code of the self-service pages, which counts the same); locks the
+ * user on reaching `maxPasswordAttempts`. Answers whether it is locked now.
+ */
+export async function countFailedPassword(
+  db: Database,
+  user: { id: string; org_id: string },
+  onLockChange: () => void = () => {},
+): Promise<'wrong' | 'locked'> {
   const failures = await addFailedPassword(db, user.id);
   // Locked by a concurrent failure since the check began.
-  if (failures === undefined) return { result: 'locked' };
+  if (failures === undefined) return 'locked';
   const policy = await effectivePolicy(db, LOCKOUT_POLICY, user.org_id);
-  if (policy.maxPasswordAttempts === 0 || failures < policy.maxPasswordAttempts) return { result: 'wrong' };
+  if (policy.maxPasswordAttempts === 0 || failures < policy.maxPasswordAttempts) return 'wrong';
   const locked = await db.transaction(async (tx) => lockUser(await beginWrite(tx, null), { id: user.id, orgId: user.org_id }, policy.lockoutDurationSeconds));
   if (locked) onLockChange();
-  return { result: 'locked' };
+  return 'locked';
 }
 
 function unlockAt(db: Database, user: { id: string; org_id: string }, reason: 'admin' | 'expired', actor: Editor | null = null): Promise<boolean> {

@@ -4,13 +4,16 @@ import { emailOrLoginTaken, userNameTaken } from '../storage/users.ts';
 import { AlreadyExists } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { prepareHuman, writeHuman, type HumanInput, type OrgSettings } from './setup-org.ts';
+import { welcomeMail } from './email-verification.ts';
+import type { CodeSettings } from './verification-codes.ts';
 
 /**
  * Self-registration at the login UI (prompt=create): a human in the org of
  * the app being signed in to, with the email address as userName. The input
- * is schema-valid; the password policy is checked here.
+ * is schema-valid; the password policy is checked here. Its address is
+ * not verified yet: it is sent `VerifyEmail`.
  */
-export async function registerHuman(db: Database, settings: OrgSettings, orgId: string, human: HumanInput): Promise<string> {
+export async function registerHuman(db: Database, settings: OrgSettings, codes: CodeSettings, orgId: string, human: HumanInput): Promise<string> {
   const { passwordHash } = await prepareHuman(human, settings.passwordPolicy, 'human');
   const userId = newId();
   await db.transaction(async (tx) => {
@@ -22,6 +25,7 @@ export async function registerHuman(db: Database, settings: OrgSettings, orgId: 
       throw new AlreadyExists('this login name is not available');
     }
     await writeHuman(write, human, { userId, orgId }, passwordHash);
+    await welcomeMail(write, codes, userId, human);
   });
   return userId;
 }

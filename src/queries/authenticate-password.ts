@@ -16,10 +16,7 @@ export interface PasswordCheck {
  * unknown users from wrong passwords nor locked users from others.
  */
 export async function checkPassword(db: Queryable, login: string, password: string): Promise<PasswordCheck> {
-  const candidates = login.length <= 500 ? await findHumansByLoginName(db, login.trim()) : [];
-  // A full login name is unique by construction; a bare userName counts
-  // only when no other user has it.
-  const exact = candidates.find((c) => c.full_match) ?? (candidates.length === 1 ? candidates[0] : undefined);
+  const exact = await humanByLoginName(db, login);
   const tooLong = password.length > MAX_PASSWORD_LENGTH;
   const ok = await verifyPassword(tooLong ? '' : password, exact?.password_hash);
   return { ...(exact ? { user: { id: exact.id, org_id: exact.org_id, state: exact.state } } : {}), passwordOk: ok && Boolean(exact) && !tooLong };
@@ -29,4 +26,12 @@ export async function checkPassword(db: Queryable, login: string, password: stri
 export async function authenticatePassword(db: Queryable, login: string, password: string): Promise<string | undefined> {
   const { user, passwordOk } = await checkPassword(db, login, password);
   return passwordOk && user?.state === 'active' ? user.id : undefined;
+}
+
+/** The active or locked human a typed login name means, if exactly one. */
+export async function humanByLoginName(db: Queryable, login: string): Promise<LoginCandidate | undefined> {
+  const candidates = login.length <= 500 && !login.includes('\u0000') ? await findHumansByLoginName(db, login.trim()) : [];
+  // A full login name is unique by construction; a bare userName counts
+  // only when no other user has it.
+  return candidates.find((c) => c.full_match) ?? (candidates.length === 1 ? candidates[0] : undefined);
 }

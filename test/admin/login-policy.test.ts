@@ -18,6 +18,7 @@ const DEFAULTS = {
   secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'],
   allowExternalIdp: true,
   forceMfaLocalOnly: false,
+  requireEmailVerification: false,
 };
 
 describe('login policy API', () => {

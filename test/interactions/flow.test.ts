@@ -36,10 +36,18 @@ describe('the sign-in flow', () => {
       asked++;
       return answer;
     };
-    assert.equal(await afterFirstFactor({ holdsFactor: true, factorRequired: required(true) }), 'second-factor');
+    const verified = async () => false;
+    assert.equal(await afterFirstFactor({ emailUnverified: verified, holdsFactor: true, factorRequired: required(true) }), 'second-factor');
     assert.equal(asked, 0, 'a user with a factor uses it; the rule is not read');
-    assert.equal(await afterFirstFactor({ holdsFactor: false, factorRequired: required(true) }), 'factor-setup');
-    assert.equal(await afterFirstFactor({ holdsFactor: false, factorRequired: required(false) }), 'done');
+    assert.equal(await afterFirstFactor({ emailUnverified: verified, holdsFactor: false, factorRequired: required(true) }), 'factor-setup');
+    assert.equal(await afterFirstFactor({ emailUnverified: verified, holdsFactor: false, factorRequired: required(false) }), 'done');
+  });
+
+  test('an email the login policy requires verified comes before any second factor', async () => {
+    const unverified = async () => true;
+    const never = async () => assert.fail('the second-factor rule is not read before the email is verified');
+    assert.equal(await afterFirstFactor({ emailUnverified: unverified, holdsFactor: true, factorRequired: never }), 'mail-verification');
+    assert.equal(await afterFirstFactor({ emailUnverified: unverified, holdsFactor: false, factorRequired: never }), 'mail-verification');
   });
 });
 

@@ -18,6 +18,8 @@ export interface LoginPolicy {
   allowExternalIdp: boolean;
   /** forceMfa asks a second factor of local sign-ins only, not of sign-ins through a provider. */
   forceMfaLocalOnly: boolean;
+  /** The login stops at the email verification page until the user's address is verified (Keycloak's "Verify email"). */
+  requireEmailVerification: boolean;
 }
 
 export const LOGIN_POLICY: PolicyKind<LoginPolicy> = {
@@ -29,6 +31,7 @@ export const LOGIN_POLICY: PolicyKind<LoginPolicy> = {
     secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'],
     allowExternalIdp: true,
     forceMfaLocalOnly: false,
+    requireEmailVerification: false,
   },
   schema: {
     type: 'object',
@@ -39,6 +42,7 @@ export const LOGIN_POLICY: PolicyKind<LoginPolicy> = {
       secondFactors: { type: 'array', uniqueItems: true, maxItems: SECOND_FACTOR_TYPES.length, items: { type: 'string', enum: [...SECOND_FACTOR_TYPES] } },
       allowExternalIdp: { type: 'boolean' },
       forceMfaLocalOnly: { type: 'boolean' },
+      requireEmailVerification: { type: 'boolean' },
     },
     additionalProperties: false,
   },
