@@ -20,6 +20,7 @@ import { signingKeyRoutes, type SigningKeyAdmin } from './signing-keys.ts';
 import { policyRoutes } from './policies.ts';
 import { searchRoutes } from './search.ts';
 import { smtpRoutes, type SmtpAdmin } from './smtp.ts';
+import { actionRoutes } from './actions.ts';
 import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
@@ -41,11 +42,13 @@ export interface AdminApiDeps {
   /** Counts unknown or invalid bearer tokens per client address. */
   throttle: AuthThrottle;
   smtp: SmtpAdmin;
+  /** Seals the action targets' signing keys. */
+  actionSealingKey: Buffer;
 }
 
-const API_PREFIXES = ['/admin/v1', '/management/v1', '/v2'];
+const API_PREFIXES = ['/admin/v1', '/management/v1', '/v2', '/v2beta'];
 
-const ID_PARAMS = ['userId', 'projectId', 'appId', 'keyId', 'tokenId', 'grantId', 'passkeyId', 'sessionId'];
+const ID_PARAMS = ['userId', 'projectId', 'appId', 'keyId', 'tokenId', 'grantId', 'passkeyId', 'sessionId', 'targetId'];
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** Role keys are the caller's own names: no white space, no control character, 1–200 characters (src/admin/app-schemas.ts). */
 const KEY_PARAMS = ['roleKey'];
@@ -77,6 +80,7 @@ export function adminRouter({
   signingKeys,
   throttle,
   smtp,
+  actionSealingKey,
 }: AdminApiDeps): Router {
   const resources = [
     searchRoutes(db),
@@ -89,6 +93,7 @@ export function adminRouter({
     signingKeyRoutes(db, signingKeys),
     policyRoutes(db, announce, [LOCKOUT_POLICY, LOGIN_POLICY]),
     smtpRoutes(db, smtp),
+    actionRoutes(db, announce, actionSealingKey),
   ];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us
