@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Config } from '../../config/settings.ts';
 import type { Logger } from '../logger.ts';
 import { unseal } from '../keys/sealing.ts';
@@ -168,7 +169,8 @@ async function deliverRound(options: EventDeliveryOptions, owner: string, signal
  * a time. `stop` cuts the calls under way and waits for the round.
  */
 export function startEventDeliveries(options: EventDeliveryOptions): { stop(): Promise<void> } {
-  const owner = randomUUID();
+  // Which node holds a lease, for whoever looks at the table: host, process and this start.
+  const owner = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
   const stopping = new AbortController();
   let round: Promise<unknown> | undefined;
   const run = () => {

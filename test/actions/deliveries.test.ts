@@ -214,3 +214,49 @@ describe('event deliveries', () => {
     assert.ok(delivered!.t > failed!.t, `${delivered!.t} after ${failed!.t}`);
   });
 });
+
+describe('an event that keeps failing', () => {
+  let short: TestServer;
+  before(async () => {
+    short = await testServer({ env: { ACTIONS_RETRY_FOR: '1', ACTIONS_RETRY_DELAY: '1', ACTIONS_RETRY_MAX_DELAY: '1' } });
+  });
+  after(() => short?.stop());
+
+  it('is recorded as failed and skipped after ACTIONS_RETRY_FOR, and the next one is delivered', async () => {
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    const created = await short.api('POST', '/v2beta/actions/targets', { body: { name: 'refuses-one', endpoint: receiver.url, timeout: '5s', restAsync: {} } });
+    assert.equal(created.status, 200, created.text);
+    receiver.key = created.body.signingKey;
+    const id = created.body.id;
+    const set = await short.api('PUT', '/v2beta/actions/executions', {
+      body: { condition: { event: { event: 'user.machine.added' } }, targets: [{ target: id }] },
+    });
+    assert.equal(set.status, 200, set.text);
+    const add = async (userName: string) => (await short.api('POST', '/management/v1/users/machine', { body: { userName, name: userName } })).body.userId;
+    const refused = await add('refused-machine');
+    receiver.answer = (delivery) => (delivery.body.aggregateID === refused ? 500 : 200);
+    const next = await add('next-machine');
+    await until(
+      () => receiver.deliveries.length,
+      (n) => n >= 1,
+      'the next event',
+    );
+    assert.deepEqual(
+      receiver.deliveries.map((d) => d.body.aggregateID),
+      [next],
+    );
+    const tries = receiver.attempts.filter((a) => a.body.aggregateID === refused);
+    assert.ok(tries.length >= 2, `retried before giving up (${tries.length} attempts)`);
+    const { rows } = await short.running.db.query<{ sequence: string; attempts: number; last_error: string }>(
+      'SELECT sequence::text AS sequence, attempts, last_error FROM action_delivery_failures WHERE target_id = $1',
+      [id],
+    );
+    assert.deepEqual(
+      rows.map((r) => [r.sequence, Number(r.attempts), r.last_error]),
+      [[String(tries[0]!.body.sequence), tries.length, 'the target answered HTTP 500']],
+    );
+    const metrics = await (await fetch(`${short.url}/metrics`)).text();
+    assert.match(metrics, new RegExp(`portcullis_action_deliveries_total\\{target="${id}",outcome="failed"\\} 1`));
+  });
+});
