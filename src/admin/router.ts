@@ -21,6 +21,7 @@ import { policyRoutes } from './policies.ts';
 import { searchRoutes } from './search.ts';
 import { smtpRoutes, type SmtpAdmin } from './smtp.ts';
 import { actionRoutes } from './actions.ts';
+import { userMetadataRoutes } from './user-metadata.ts';
 import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
@@ -94,6 +95,7 @@ export function adminRouter({
     policyRoutes(db, announce, [LOCKOUT_POLICY, LOGIN_POLICY]),
     smtpRoutes(db, smtp),
     actionRoutes(db, announce, actionSealingKey),
+    userMetadataRoutes(db),
   ];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us
