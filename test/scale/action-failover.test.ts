@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { startCluster, type Cluster } from '../support/cluster.ts';
 import { DATABASE_URL, needsPostgres, needsRedis } from '../support/stores.ts';
-import { receiverTls, startReceiver, until, type Receiver } from './receiver.ts';
+import { receiverTls, startReceiver, until, type Receiver } from '../actions/receiver.ts';
 
 // docs/actions.md: two real server processes share the event log; the one
 // delivering to a target is killed in the middle of a delivery, and the
