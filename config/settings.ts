@@ -54,6 +54,9 @@ export interface Config {
   outboundAllowPrivate: boolean;
   smtpUrl?: string;
   smtpFrom?: string;
+  actionsRetryFor: number;
+  actionsRetryDelay: number;
+  actionsRetryMaxDelay: number;
 }
 
 const duration = { type: 'integer', minimum: 1 };
@@ -281,6 +284,28 @@ export const settings: Setting[] = [
     env: 'SMTP_FROM',
     schema: { type: 'string', minLength: 3, maxLength: 300 },
     description: 'Sender of mails: `noreply@example.com` or `Example <noreply@example.com>`; default `noreply@{INSTANCE_DOMAIN}`',
+  },
+  {
+    key: 'actionsRetryFor',
+    env: 'ACTIONS_RETRY_FOR',
+    schema: { ...duration, maximum: 30 * 86400, default: 86400 },
+    description:
+      'How long an event delivery to an action target is retried before the event is recorded as failed and skipped (docs/actions.md); keep at least the default `24h` in production, shorter only for tests',
+    duration: true,
+  },
+  {
+    key: 'actionsRetryDelay',
+    env: 'ACTIONS_RETRY_DELAY',
+    schema: { ...duration, maximum: 86400, default: 10 },
+    description: 'Delay before the first retry of a failed event delivery; each next one doubles, up to `ACTIONS_RETRY_MAX_DELAY`',
+    duration: true,
+  },
+  {
+    key: 'actionsRetryMaxDelay',
+    env: 'ACTIONS_RETRY_MAX_DELAY',
+    schema: { ...duration, maximum: 86400, default: 3600 },
+    description: 'Longest delay between two attempts at an event delivery',
+    duration: true,
   },
   {
     key: 'shutdownTimeout',

@@ -54,6 +54,7 @@ import { outboxFileSender, smtpSender } from './outbound/mail-senders.ts';
 import type { SmtpSettings } from './outbound/smtp-settings.ts';
 import { effectiveSmtpSettings } from './queries/smtp-settings.ts';
 import type { Metrics } from './http/metrics.ts';
+import { startEventDeliveries } from './commands/deliver-events.ts';
 
 export interface RunningServer {
   server: Server;
@@ -85,6 +86,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const master = await checkedMasterKey(db, config, log);
     const sealingKey = deriveKey(master.key, 'signing key sealing');
     const smtpSealingKey = deriveKey(master.key, 'smtp password sealing');
+    const actionSealingKey = deriveKey(master.key, 'action signing key sealing');
 
     const redis = redisConfigured(config) ? await connectRedis(config) : undefined;
     if (redis) closers.unshift(() => closeRedis(redis));
@@ -185,6 +187,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           smtp: { sealingKey: smtpSealingKey, fromEnvironment: smtpFromEnvironment(config) },
           idps,
           appFetch: engineDeps.outboundFetch,
+          actionSealingKey,
         }),
         scimRouter({ db, log, settings: orgSettings, verifiers: apiVerifiers, announce, engine, throttle, issuer: config.issuer }),
         interactionRouter({
@@ -213,6 +216,8 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
 
     const housekeeping = startHousekeeping(db, announce, log);
     const notifications = startNotifications(db, config, smtpSealingKey, log, metrics);
+    const onDelivery = (target: string, outcome: string) => metrics.actionDeliveries.inc({ target, outcome });
+    const deliveries = startEventDeliveries({ db, log, outbound, sealingKey: actionSealingKey, retry: config, onDelivery });
 
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
@@ -226,7 +231,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         stopping = true;
         housekeeping.stop();
       },
-      closers: [() => notifications.stop(), ...closers],
+      closers: [() => notifications.stop(), () => deliveries.stop(), ...closers],
     });
 
     return { server, url, db, redis, engine, stop };

@@ -24,6 +24,8 @@ import { idpRoutes } from './idps.ts';
 import { idpLinkRoutes } from './idp-links.ts';
 import type { IdpCommandDeps } from '../commands/idps.ts';
 import { userCodeRoutes } from './user-codes.ts';
+import { actionRoutes } from './actions.ts';
+import { userMetadataRoutes } from './user-metadata.ts';
 import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
@@ -50,11 +52,13 @@ export interface AdminApiDeps {
   idps: Omit<IdpCommandDeps, 'db'>;
   /** The outbound client's fetch for addresses apps give (SAML metadata URLs). */
   appFetch: OutboundFetch;
+  /** Seals the action targets' signing keys. */
+  actionSealingKey: Buffer;
 }
 
-const API_PREFIXES = ['/admin/v1', '/management/v1', '/v2'];
+const API_PREFIXES = ['/admin/v1', '/management/v1', '/v2', '/v2beta'];
 
-const ID_PARAMS = ['userId', 'projectId', 'appId', 'keyId', 'tokenId', 'grantId', 'passkeyId', 'sessionId', 'idpId'];
+const ID_PARAMS = ['userId', 'projectId', 'appId', 'keyId', 'tokenId', 'grantId', 'passkeyId', 'sessionId', 'idpId', 'targetId'];
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** Role keys are the caller's own names: no white space, no control character, 1–200 characters (src/admin/app-schemas.ts). */
 const KEY_PARAMS = ['roleKey'];
@@ -88,6 +92,7 @@ export function adminRouter({
   smtp,
   idps,
   appFetch,
+  actionSealingKey,
 }: AdminApiDeps): Router {
   const codes = { key: secretKey, issuer: engine.provider.issuer };
   const resources = [
@@ -104,6 +109,8 @@ export function adminRouter({
     idpRoutes({ db, ...idps }, announce),
     idpLinkRoutes(db),
     userCodeRoutes(db, codes, () => announce('users')),
+    actionRoutes(db, announce, actionSealingKey),
+    userMetadataRoutes(db),
   ];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us

@@ -2,7 +2,8 @@ import type { Account, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 import type { Queryable } from '../storage/database.ts';
 import type { UserRow } from '../storage/users.ts';
 import { loginName } from '../domain/users.ts';
-import { RESOURCE_OWNER_CLAIMS, ROLES_CLAIM, ROLES_SCOPE } from './claims.ts';
+import { METADATA_CLAIM, METADATA_SCOPE, RESOURCE_OWNER_CLAIMS, ROLES_CLAIM, ROLES_SCOPE } from './claims.ts';
+import { metadataClaimOf } from '../storage/user-metadata.ts';
 import { rolesOfUser } from '../storage/grants.ts';
 import { spaceSeparated } from '../domain/space-separated.ts';
 import { userMayAct } from '../domain/may-act.ts';
@@ -103,6 +104,11 @@ export function accountFinder(db: Queryable, lookup: UserLookup): FindAccount {
         const claims = userClaims(user);
         const roles = await rolesClaim(db, ctx, user.id, use, scope ?? '');
         if (roles) claims[ROLES_CLAIM] = roles;
+        // Read only when asked for: a token request without the scope costs no query.
+        if (spaceSeparated(scope).includes(METADATA_SCOPE)) {
+          const metadata = await metadataClaimOf(db, user.id);
+          if (Object.keys(metadata).length) claims[METADATA_CLAIM] = metadata;
+        }
         return (use === 'id_token' ? idTokenClaimsOnly(ctx, claims, requested) : claims) as Awaited<ReturnType<Account['claims']>>;
       },
     };

@@ -12,8 +12,11 @@ export const ROLES_CLAIM = 'urn:service:iam:org:project:roles';
 export const ROLES_SCOPE = ROLES_CLAIM;
 /** Puts this service's management API into the token's audience (docs/security.md). */
 export const API_SCOPE = 'urn:service:iam:api';
+/** A user's metadata `{key: base64 value}` (docs/api/users.md, "Metadata"), and the scope that asks for it. */
+export const METADATA_CLAIM = 'urn:service:iam:user:metadata';
+export const METADATA_SCOPE = METADATA_CLAIM;
 
-export const SCOPES = ['openid', 'profile', 'email', 'phone', 'address', 'offline_access', ROLES_SCOPE, API_SCOPE];
+export const SCOPES = ['openid', 'profile', 'email', 'phone', 'address', 'offline_access', ROLES_SCOPE, API_SCOPE, METADATA_SCOPE];
 export const KNOWN_SCOPES: ReadonlySet<string> = new Set(SCOPES);
 
 export const CLAIMS_BY_SCOPE: Record<string, string[]> = {
@@ -26,4 +29,5 @@ export const CLAIMS_BY_SCOPE: Record<string, string[]> = {
   email: ['email', 'email_verified'],
   phone: ['phone_number', 'phone_number_verified'],
   address: ['address'],
+  [METADATA_SCOPE]: [METADATA_CLAIM],
 };

@@ -2,7 +2,7 @@ import type Provider from 'oidc-provider';
 import type { FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 import type { UserRow } from '../storage/users.ts';
 import { loginName } from '../domain/users.ts';
-import { CLAIMS_BY_SCOPE, ROLES_SCOPE } from './claims.ts';
+import { CLAIMS_BY_SCOPE, METADATA_SCOPE, ROLES_SCOPE } from './claims.ts';
 import { userClaims, type UserLookup } from './accounts.ts';
 import { MACHINE_KEY_CLAIM } from './key-bound-tokens.ts';
 import type { EngineRule } from './rule-dispatch.ts';
@@ -85,11 +85,14 @@ function claimsOfScopes(scope: string | undefined): Set<string> {
 
 /**
  * The user claims of the token's granted scopes, as userinfo gives them. The
- * user row already at hand serves them all, except the roles claim (its own
- * scope), which takes the account's full claim set.
+ * user row already at hand serves them all, except the roles and metadata
+ * claims (their own scopes), which take the account's full claim set.
  */
 async function releasedClaims(ctx: KoaContextWithOIDC, findAccount: FindAccount, token: TokenLike, user: UserRow): Promise<Record<string, unknown>> {
-  const claims = token.scopes.has(ROLES_SCOPE) ? await (await findAccount(ctx, user.id))?.claims('userinfo', token.scope ?? '', {}, []) : userClaims(user);
+  const claims =
+    token.scopes.has(ROLES_SCOPE) || token.scopes.has(METADATA_SCOPE)
+      ? await (await findAccount(ctx, user.id))?.claims('userinfo', token.scope ?? '', {}, [])
+      : userClaims(user);
   const released = claimsOfScopes(token.scope);
   return Object.fromEntries(Object.entries(claims ?? {}).filter(([name]) => released.has(name) && name !== 'sub'));
 }

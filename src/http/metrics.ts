@@ -13,6 +13,7 @@ export interface Metrics {
   storageErrors: Counter<'store'>;
   backchannelLogouts: Counter<'result'>;
   notifications: Counter<'outcome'>;
+  actionDeliveries: Counter<'target' | 'outcome'>;
 }
 
 const KNOWN_PATHS = new Set<string>([...ENGINE_PATHS, '/healthz', '/readyz', '/metrics']);
@@ -59,6 +60,13 @@ export function createMetrics(currentKeyActivatedAt: () => Date | undefined): Me
       name: 'portcullis_notification_deliveries_total',
       help: 'Mail delivery attempts, by outcome (sent; retried: failed, tried again later; failed: given up)',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    // Targets are made by the instance's owner only, so their ids keep the series bounded.
+    actionDeliveries: new Counter({
+      name: 'portcullis_action_deliveries_total',
+      help: 'Event delivery attempts to action targets, by target id and outcome (delivered; retried: failed, tried again later; failed: given up)',
+      labelNames: ['target', 'outcome'],
       registers: [registry],
     }),
   };

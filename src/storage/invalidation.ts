@@ -1,6 +1,6 @@
 import { subscriberOf, type RedisClient } from './redis.ts';
 
-export type CacheTopic = 'clients' | 'users' | 'features' | 'policies';
+export type CacheTopic = 'clients' | 'users' | 'features' | 'policies' | 'actions';
 
 /**
  * How a command says what it changed, after its transaction committed: the
@@ -8,7 +8,7 @@ export type CacheTopic = 'clients' | 'users' | 'features' | 'policies';
  */
 export type Announce = (topic: CacheTopic) => void;
 
-const TOPICS: ReadonlySet<string> = new Set<CacheTopic>(['clients', 'users', 'features', 'policies']);
+const TOPICS: ReadonlySet<string> = new Set<CacheTopic>(['clients', 'users', 'features', 'policies', 'actions']);
 
 /**
  * Tells every node that cached data changed. With Redis, a pub/sub channel

@@ -20,7 +20,7 @@ export interface TlsProxy {
   close(): Promise<void>;
 }
 
-function selfSignedLocalhost(): { key: Buffer; cert: Buffer } {
+export function selfSignedLocalhost(): { key: Buffer; cert: Buffer } {
   const dir = tempDir('portcullis-tls-');
   try {
     const key = join(dir, 'key.pem');
