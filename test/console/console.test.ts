@@ -299,7 +299,6 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
     await lockout.getByText('This organization has its own policy.').waitFor();
     assert.equal((await admin('GET', '/management/v1/policies/lockout')).body.policy.maxPasswordAttempts, 3);
     await audit('policies');
-
   });
 
   it('is usable with the keyboard: skip link first, then the navigation, forms opened and sent with keys', async () => {
