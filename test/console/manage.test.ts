@@ -70,6 +70,12 @@ describe('managing an org in the console', { skip: needsChromium }, () => {
     await page.getByRole('heading', { level: 1, name: 'Default Corp' }).waitFor();
     assert.equal(await page.getByLabel('Organization', { exact: true }).locator('option:checked').innerText(), 'Default Corp');
     await assertAccessible(page, 'org');
+    // Deactivating asks first; Cancel leaves the org active.
+    await page.getByRole('button', { name: 'Deactivate organization' }).click();
+    await dialog().getByRole('button', { name: 'Cancel' }).click();
+    await dialog().waitFor({ state: 'detached' });
+    const state = (await scene.admin('POST', '/admin/v1/orgs/_search', { body: { queries: [{ nameQuery: { name: 'Default Corp' } }] } })).body.result[0].state;
+    assert.equal(state, 'ORG_STATE_ACTIVE');
     const create = page.getByRole('form', { name: 'New organization' });
     await create.getByLabel('Name of the organization').fill('Globex');
     await create.getByRole('button', { name: 'Create' }).click();

@@ -234,6 +234,10 @@ export const en = {
   PASSWORDLESS_TYPE_NOT_ALLOWED: 'Not allowed',
   SECOND_FACTOR_TYPE_OTP: 'Authenticator app (one-time codes)',
   SECOND_FACTOR_TYPE_U2F: 'Security key or passkey',
+  deactivateOrg: 'Deactivate organization',
+  reactivateOrg: 'Reactivate organization',
+  confirmDeactivateOrg: 'Deactivate {name}? Its users cannot sign in until it is reactivated.',
+  orgInactive: 'This organization is deactivated: its users cannot sign in.',
 };
 
 export type MessageKey = keyof typeof en;

@@ -1,10 +1,13 @@
 import { useState } from 'preact/hooks';
-import { Field, Heading, Status, useConsole, useSubmit } from '../components.tsx';
+import { Field, Heading, Status, useAction, useConsole, useSubmit } from '../components.tsx';
+import { ConfirmButton } from '../confirm.tsx';
 import { t } from '../i18n.ts';
 import { navigate } from '../router.ts';
+import type { OrgView } from '../views.ts';
 
-// The acting org (docs/api/orgs.md): renaming it, and a new org, which the
-// caller owns and the console moves into.
+// The acting org (docs/api/orgs.md): renaming it, deactivating and
+// reactivating it (instance owners, who see its state), and a new org,
+// which the caller owns and the console moves into.
 
 function Rename({ name, onRenamed }: { name: string; onRenamed: () => void }) {
   const { api } = useConsole();
@@ -54,12 +57,40 @@ function NewOrg({ onCreated }: { onCreated: () => void }) {
   );
 }
 
+function OrgState({ org, onChanged }: { org: OrgView; onChanged: () => void }) {
+  const { api } = useConsole();
+  const change = useAction((path: string) => api.call('POST', `/management/v1/orgs/me/${path}`, {}), onChanged);
+  const inactive = org.state === 'ORG_STATE_INACTIVE';
+  return (
+    <section aria-labelledby="org-state-heading">
+      <h2 id="org-state-heading">{t('state')}</h2>
+      {inactive ? (
+        <>
+          <p>{t('orgInactive')}</p>
+          <button type="button" onClick={() => void change.run('_reactivate')} disabled={change.busy}>
+            {t('reactivateOrg')}
+          </button>
+        </>
+      ) : (
+        <ConfirmButton
+          label={t('deactivateOrg')}
+          question={t('confirmDeactivateOrg', { name: org.name })}
+          onConfirm={() => void change.run('_deactivate')}
+          disabled={change.busy}
+        />
+      )}
+      <Status error={change.error} />
+    </section>
+  );
+}
+
 export function OrgPage() {
   const { org, reloadOrgs } = useConsole();
   return (
     <>
       <Heading>{org?.name ?? t('orgSettings')}</Heading>
-      <Rename key={org?.name} name={org?.name ?? ''} onRenamed={reloadOrgs} />
+      <Rename key={org ? 'known' : 'unknown'} name={org?.name ?? ''} onRenamed={reloadOrgs} />
+      {org && <OrgState org={org} onChanged={reloadOrgs} />}
       <NewOrg onCreated={reloadOrgs} />
     </>
   );

@@ -64,18 +64,24 @@ function ChoiceList({ field, current, problems, onChange }: { field: string; cur
   );
 }
 
-function PolicyForm({ settings, save, saveLabel }: { settings: Settings; save: (settings: Settings) => Promise<unknown>; saveLabel: string }) {
+/** The form of one policy; `onSaved` reports a save to the section, whose status outlives a form started afresh from the saved policy. */
+function PolicyForm({
+  settings,
+  save,
+  saveLabel,
+  onSaved,
+}: {
+  settings: Settings;
+  save: (settings: Settings) => Promise<unknown>;
+  saveLabel: string;
+  onSaved: () => void;
+}) {
   const numbers = Object.keys(settings).filter((field) => typeof settings[field] === 'number');
   const [value, setValue] = useState(toDraft(settings));
-  const [done, setDone] = useState('');
   const [local, setLocal] = useState<FieldViolation[]>([]);
-  const sent = useSubmit(
-    () => save(fromDraft(value, numbers).settings!),
-    () => setDone(t('saved')),
-  );
+  const sent = useSubmit(() => save(fromDraft(value, numbers).settings!), onSaved);
   const submit = (event: Event) => {
     event.preventDefault();
-    setDone('');
     const checked = fromDraft(value, numbers);
     setLocal(checked.violations);
     if (checked.settings) void sent.submit();
@@ -120,7 +126,7 @@ function PolicyForm({ settings, save, saveLabel }: { settings: Settings; save: (
           {t('save')}
         </button>
       </div>
-      <Status ok={done} error={local.length ? undefined : sent.error} />
+      <Status error={local.length ? undefined : sent.error} />
       {local.length > 0 && (
         <p class="status error" role="alert">
           {t('checkFields')}
@@ -136,9 +142,13 @@ function OrgPolicy({ kind, title }: { kind: string; title: string }) {
   const { api, orgId } = useConsole();
   const path = `/management/v1/policies/${kind}`;
   const policy = useLoad(() => api.call<OrgPolicyView<Settings>>('GET', path), [orgId, kind]);
+  const [done, setDone] = useState('');
   const reset = useSubmit(
     () => api.call('DELETE', path),
-    () => policy.reload(),
+    () => {
+      setDone(t('saved'));
+      policy.reload();
+    },
   );
   if (!policy.data) return <Loading error={policy.error} />;
   return (
@@ -148,13 +158,17 @@ function OrgPolicy({ kind, title }: { kind: string; title: string }) {
       <PolicyForm
         key={JSON.stringify(policy.data)}
         settings={withoutDetails(policy.data.policy)}
-        save={(s) => api.call('PUT', path, s).then(() => policy.reload())}
+        save={(s) => api.call('PUT', path, s)}
         saveLabel={`${t('orgPolicy')}: ${title}`}
+        onSaved={() => {
+          setDone(t('saved'));
+          policy.reload();
+        }}
       />
       {!policy.data.isDefault && (
         <ConfirmButton label={t('resetToDefault')} question={t('confirmReset')} onConfirm={() => reset.submit()} disabled={reset.busy} kind="secondary" />
       )}
-      <Status error={reset.error} />
+      <Status ok={done} error={reset.error} />
     </section>
   );
 }
@@ -163,11 +177,18 @@ function InstancePolicy({ kind, title }: { kind: string; title: string }) {
   const { api } = useConsole();
   const path = `/admin/v1/policies/${kind}`;
   const policy = useLoad(() => api.call<PolicyView<Settings>>('GET', path), [kind]);
+  const [done, setDone] = useState('');
   if (!policy.data) return <Loading error={policy.error} />;
   return (
     <section aria-labelledby={`${kind}-instance`}>
       <h3 id={`${kind}-instance`}>{t('instanceDefault')}</h3>
-      <PolicyForm settings={withoutDetails(policy.data.policy)} save={(s) => api.call('PUT', path, s)} saveLabel={`${t('instanceDefault')}: ${title}`} />
+      <PolicyForm
+        settings={withoutDetails(policy.data.policy)}
+        save={(s) => api.call('PUT', path, s)}
+        saveLabel={`${t('instanceDefault')}: ${title}`}
+        onSaved={() => setDone(t('saved'))}
+      />
+      <Status ok={done} />
     </section>
   );
 }

@@ -41,7 +41,7 @@ function Roles({ path, roles, onChanged }: { path: string; roles: Role[]; onChan
   const removal = useAction((roleKey: string) => api.call('DELETE', `${path}/roles/${encodeURIComponent(roleKey)}`), onChanged);
   const columns: Array<Column<Role>> = [
     { header: t('roleKey'), cell: (r) => <code>{r.roleKey}</code> },
-    { header: t('displayName'), cell: (r) => <RoleName key={r.displayName} path={path} role={r} onSaved={onChanged} /> },
+    { header: t('displayName'), cell: (r) => <RoleName path={path} role={r} onSaved={onChanged} /> },
     {
       header: t('removeRole'),
       cell: (r) => (
@@ -122,7 +122,7 @@ export function ProjectPage({ projectId }: { projectId: string }) {
       <p>
         <a href={href('/projects')}>{t('back')}</a> · <a href={href(`/apps?project=${p.id}`)}>{t('appsOfProject')}</a>
       </p>
-      <ProjectName key={p.name} path={path} name={p.name} onSaved={project.reload} />
+      <ProjectName path={path} name={p.name} onSaved={project.reload} />
       <Roles path={path} roles={p.roles} onChanged={project.reload} />
       <section aria-labelledby="remove-project-heading" class="danger">
         <h2 id="remove-project-heading">{t('removeProject')}</h2>

@@ -132,13 +132,7 @@ export function Grants({ userId }: { userId: string }) {
       ) : (
         <ul class="plain grants">
           {grants.data.result.map((g) => (
-            <GrantRow
-              key={`${g.id}-${g.details.sequence}`}
-              userId={userId}
-              grant={g}
-              projectName={names.get(g.projectId) ?? g.projectId}
-              onChanged={grants.reload}
-            />
+            <GrantRow key={g.id} userId={userId} grant={g} projectName={names.get(g.projectId) ?? g.projectId} onChanged={grants.reload} />
           ))}
         </ul>
       )}

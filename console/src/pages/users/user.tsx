@@ -21,8 +21,6 @@ export function UserPage({ userId }: { userId: string }) {
   );
   if (!user.data) return <Loading error={user.error} />;
   const u = user.data;
-  // The forms start from the user as loaded: a save reloads it, and a new version starts them afresh.
-  const version = u.details.sequence;
   return (
     <>
       <Heading>{u.preferredLoginName}</Heading>
@@ -30,12 +28,12 @@ export function UserPage({ userId }: { userId: string }) {
         <a href={href('/users')}>{t('back')}</a>
       </p>
       <UserFacts user={u} />
-      <UserNameForm key={`name-${version}`} userId={userId} userName={u.userName} onSaved={user.reload} />
+      <UserNameForm userId={userId} userName={u.userName} onSaved={user.reload} />
       <StateChanges user={u} onChanged={user.reload} />
       {u.human && (
         <>
-          <ProfileForm key={`profile-${version}`} userId={userId} human={u.human} onSaved={user.reload} />
-          <ContactForm key={`contact-${version}`} userId={userId} human={u.human} onSaved={user.reload} />
+          <ProfileForm userId={userId} human={u.human} onSaved={user.reload} />
+          <ContactForm userId={userId} human={u.human} onSaved={user.reload} />
           <Factors userId={userId} />
           <Sessions userId={userId} />
         </>
