@@ -10,10 +10,13 @@ export type { FieldViolation };
 
 export class ApiError extends Error {
   readonly status: number;
+  /** The API's error code (gRPC's: 3 invalid argument, 5 not found, 6 already exists, 7 permission denied, …). */
+  readonly code: number;
   readonly violations: FieldViolation[];
-  constructor(status: number, message: string, violations: FieldViolation[]) {
+  constructor(status: number, code: number, message: string, violations: FieldViolation[]) {
     super(message);
     this.status = status;
+    this.code = code;
     this.violations = violations;
   }
 }
@@ -59,7 +62,7 @@ export function createApi(token: () => string, orgId: () => string | undefined, 
       if (response.status === 401) onUnauthenticated();
       if (!response.ok) {
         const error = parsed as Partial<ApiErrorBody>;
-        throw new ApiError(response.status, String(error.message ?? response.statusText), violationsOf(error));
+        throw new ApiError(response.status, Number(error.code ?? 0), String(error.message ?? response.statusText), violationsOf(error));
       }
       return parsed as T;
     },

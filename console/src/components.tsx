@@ -1,15 +1,20 @@
 import { createContext, type ComponentChildren } from 'preact';
 import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type Api, type FieldViolation } from './api.ts';
-import { t } from './i18n.ts';
+import { errorText, ruleText, t } from './i18n.ts';
 import { hasNavigated } from './router.ts';
+import type { OrgView } from './views.ts';
 
 export interface Console {
   api: Api;
   /** Holds IAM_OWNER: sees every org and the instance pages. */
   iamOwner: boolean;
-  /** The org the pages act on (x-service-orgid); empty: the user's own. */
+  /** The org the pages act on (x-service-orgid), from the address. */
   orgId: string;
+  /** That org as the org list has it (instance owners only: others cannot list orgs). */
+  org?: OrgView;
+  /** Reads the org list again (after a rename or a new org). */
+  reloadOrgs: () => void;
 }
 
 export const ConsoleContext = createContext<Console>(undefined as unknown as Console);
@@ -33,8 +38,8 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data?: T;
 }
 
 export function message(error: unknown): string {
-  if (error instanceof ApiError && error.status === 403) return t('notAllowed');
   if (error instanceof ApiError && error.violations.length) return t('checkFields');
+  if (error instanceof ApiError) return errorText(error.code, error.message);
   return t('errorPrefix', { message: error instanceof Error ? error.message : String(error) });
 }
 
@@ -134,7 +139,7 @@ export function Field({
       )}
       {problems.length > 0 && (
         <p class="field-error" id={`${id}-error`}>
-          {problems.map((p) => p.description).join('; ')}
+          {problems.map((p) => ruleText(p.description)).join('; ')}
         </p>
       )}
     </div>
@@ -218,17 +223,26 @@ export function SecretOnce({ label, value, fileName }: { label: string; value: s
 
 /** A form that reports the API's answer: field violations beside their fields, anything else in its status line. */
 export function useSubmit<T>(action: () => Promise<T>, onDone?: (result: T) => void) {
+  const run = useAction(action, onDone);
+  const submit = (event?: Event) => {
+    event?.preventDefault();
+    return run.run(undefined);
+  };
+  return { ...run, submit };
+}
+
+/** A call on one of several things (this session, that passkey): `run(what)`, with the answer reported as by useSubmit. */
+export function useAction<T, A = undefined>(action: (what: A) => Promise<T>, onDone?: (result: T, what: A) => void) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const [violations, setViolations] = useState<FieldViolation[]>([]);
-  const submit = async (event?: Event) => {
-    event?.preventDefault();
+  const run = async (what: A) => {
     setBusy(true);
     setError(undefined);
     setViolations([]);
     try {
-      const result = await action();
-      onDone?.(result);
+      const result = await action(what);
+      onDone?.(result, what);
     } catch (err) {
       setError(err);
       if (err instanceof ApiError) setViolations(err.violations);
@@ -236,7 +250,7 @@ export function useSubmit<T>(action: () => Promise<T>, onDone?: (result: T) => v
       setBusy(false);
     }
   };
-  return { submit, busy, error, violations };
+  return { run, busy, error, violations };
 }
 
 export const lines = (text: string) =>

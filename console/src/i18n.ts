@@ -1,300 +1,10 @@
 // English and German. The console speaks the browser's first language it
 // knows, else English.
 
-const en = {
-  appName: 'Portcullis console',
-  skipToContent: 'Skip to content',
-  navLabel: 'Main',
-  users: 'Users',
-  projects: 'Projects',
-  apps: 'Apps',
-  members: 'Members',
-  policies: 'Policies',
-  signingKeys: 'Signing keys',
-  events: 'Events',
-  signOut: 'Sign out',
-  signingIn: 'Signing in…',
-  signedInAs: 'Signed in as {name}',
-  signInFailed: 'Signing in failed: {reason}',
-  tryAgain: 'Try again',
-  organization: 'Organization',
-  loading: 'Loading…',
-  create: 'Create',
-  cancel: 'Cancel',
-  save: 'Save',
-  remove: 'Remove',
-  search: 'Search',
-  previous: 'Previous page',
-  next: 'Next page',
-  showing: '{from}–{to} of {total}',
-  none: 'Nothing found.',
-  saved: 'Saved.',
-  created: 'Created.',
-  removed: 'Removed.',
-  notAllowed: 'You may not do this here.',
-  errorPrefix: 'Error: {message}',
-  checkFields: 'Please check the marked fields.',
-  copy: 'Copy',
-  copied: 'Copied.',
-  download: 'Download',
-  shownOnce: 'Shown only now: copy it or download it before you leave this page.',
-  details: 'Details',
-  back: 'Back',
-  confirmRemove: 'Remove {name}? This cannot be undone.',
-  // users
-  newUser: 'New user',
-  userType: 'Type',
-  human: 'Human',
-  machine: 'Machine',
-  loginName: 'Login name',
-  email: 'Email',
-  firstName: 'First name',
-  lastName: 'Last name',
-  displayName: 'Display name',
-  password: 'Password',
-  passwordHelp: 'Optional. Without one, the user cannot sign in with a password yet.',
-  name: 'Name',
-  description: 'Description',
-  accessTokenType: 'Access token type',
-  state: 'State',
-  anyState: 'Any state',
-  anyType: 'Any type',
-  searchUsers: 'Search by login name',
-  USER_STATE_ACTIVE: 'Active',
-  USER_STATE_INACTIVE: 'Inactive',
-  USER_STATE_LOCKED: 'Locked',
-  USER_STATE_UNSPECIFIED: 'Unknown',
-  TYPE_HUMAN: 'Human',
-  TYPE_MACHINE: 'Machine',
-  unlock: 'Unlock',
-  unlocked: 'The user is unlocked.',
-  lockState: 'Lock state',
-  notLocked: 'Not locked',
-  removeUser: 'Remove user',
-  keys: 'Keys',
-  newKey: 'New key',
-  keyFile: 'Key file',
-  pats: 'Personal access tokens',
-  newPat: 'New token',
-  token: 'Token',
-  clientSecret: 'Client secret',
-  newSecret: 'New client secret',
-  clientId: 'Client ID',
-  expires: 'Expires',
-  never: 'never',
-  grants: 'User grants',
-  newGrant: 'Grant roles',
-  project: 'Project',
-  roleKeys: 'Role keys (comma separated)',
-  // projects
-  newProject: 'New project',
-  searchProjects: 'Search by name',
-  roles: 'Roles',
-  roleKey: 'Role key',
-  newRole: 'Add role',
-  appsOfProject: 'Apps of this project',
-  // apps
-  chooseProject: 'Choose a project',
-  noProjects: 'Create a project first.',
-  newApp: 'New app',
-  redirectUris: 'Redirect URIs (one per line)',
-  postLogoutRedirectUris: 'Post-logout redirect URIs (one per line)',
-  responseTypes: 'Response types',
-  grantTypes: 'Grant types',
-  appType: 'App type',
-  authMethodType: 'Authentication method',
-  idTokenUserinfoAssertion: 'User info in the ID token',
-  accessTokenRoleAssertion: 'Roles in the access token',
-  idTokenRoleAssertion: 'Roles in the ID token',
-  devMode: 'Development mode (http and localhost redirects)',
-  iamApiAccess: 'May call this service’s API (instance owners only)',
-  removeApp: 'Remove app',
-  // members
-  addOrgMember: 'Add a member to this organization',
-  addInstanceMember: 'Add an instance member',
-  userId: 'User ID',
-  memberAdded: 'Member added.',
-  membersNote: 'Members are added here by user ID (see the user’s page).',
-  // policies
-  lockoutPolicy: 'Lockout policy',
-  loginPolicy: 'Login policy',
-  instanceDefault: 'Instance default',
-  orgPolicy: 'This organization',
-  followsDefault: 'This organization follows the instance default.',
-  ownPolicy: 'This organization has its own policy.',
-  resetToDefault: 'Use the instance default',
-  maxPasswordAttempts: 'Failed password attempts before locking (0: never)',
-  maxOtpAttempts: 'Failed one-time code attempts before locking (0: never)',
-  lockoutDurationSeconds: 'Lock duration in seconds (0: until unlocked)',
-  forceMfa: 'Require a second factor',
-  passwordlessType: 'Passwordless sign-in',
-  allowRegister: 'Users may register themselves',
-  // signing keys
-  rotateKeys: 'Rotate keys',
-  rotated: 'Keys rotated.',
-  keyId: 'Key ID',
-  algorithm: 'Algorithm',
-  status: 'Status',
-  activatesAt: 'Active from',
-  retiresAt: 'Retires',
-  current: 'current',
-  nextKey: 'next',
-  previousKey: 'previous',
-  // events
-  eventTypes: 'Event types (comma separated)',
-  filter: 'Filter',
-  sequence: 'Sequence',
-  date: 'Date',
-  type: 'Type',
-  aggregate: 'Aggregate',
-  editor: 'Editor',
-  newestFirst: 'Newest first',
-};
+import { en, type MessageKey } from './messages/en.ts';
+import { de } from './messages/de.ts';
 
-export type MessageKey = keyof typeof en;
-
-const de: Record<MessageKey, string> = {
-  appName: 'Portcullis-Konsole',
-  skipToContent: 'Zum Inhalt springen',
-  navLabel: 'Hauptmenü',
-  users: 'Benutzer',
-  projects: 'Projekte',
-  apps: 'Anwendungen',
-  members: 'Mitglieder',
-  policies: 'Richtlinien',
-  signingKeys: 'Signaturschlüssel',
-  events: 'Ereignisse',
-  signOut: 'Abmelden',
-  signingIn: 'Anmeldung…',
-  signedInAs: 'Angemeldet als {name}',
-  signInFailed: 'Die Anmeldung ist fehlgeschlagen: {reason}',
-  tryAgain: 'Erneut versuchen',
-  organization: 'Organisation',
-  loading: 'Wird geladen…',
-  create: 'Erstellen',
-  cancel: 'Abbrechen',
-  save: 'Speichern',
-  remove: 'Entfernen',
-  search: 'Suchen',
-  previous: 'Vorherige Seite',
-  next: 'Nächste Seite',
-  showing: '{from}–{to} von {total}',
-  none: 'Nichts gefunden.',
-  saved: 'Gespeichert.',
-  created: 'Erstellt.',
-  removed: 'Entfernt.',
-  notAllowed: 'Das dürfen Sie hier nicht.',
-  errorPrefix: 'Fehler: {message}',
-  checkFields: 'Bitte prüfen Sie die markierten Felder.',
-  copy: 'Kopieren',
-  copied: 'Kopiert.',
-  download: 'Herunterladen',
-  shownOnce: 'Nur jetzt sichtbar: kopieren oder herunterladen, bevor Sie die Seite verlassen.',
-  details: 'Details',
-  back: 'Zurück',
-  confirmRemove: '{name} entfernen? Das lässt sich nicht rückgängig machen.',
-  newUser: 'Neuer Benutzer',
-  userType: 'Art',
-  human: 'Person',
-  machine: 'Maschine',
-  loginName: 'Anmeldename',
-  email: 'E-Mail',
-  firstName: 'Vorname',
-  lastName: 'Nachname',
-  displayName: 'Anzeigename',
-  password: 'Passwort',
-  passwordHelp: 'Optional. Ohne Passwort kann sich der Benutzer noch nicht mit Passwort anmelden.',
-  name: 'Name',
-  description: 'Beschreibung',
-  accessTokenType: 'Art des Access-Tokens',
-  state: 'Status',
-  anyState: 'Jeder Status',
-  anyType: 'Jede Art',
-  searchUsers: 'Nach Anmeldename suchen',
-  USER_STATE_ACTIVE: 'Aktiv',
-  USER_STATE_INACTIVE: 'Inaktiv',
-  USER_STATE_LOCKED: 'Gesperrt',
-  USER_STATE_UNSPECIFIED: 'Unbekannt',
-  TYPE_HUMAN: 'Person',
-  TYPE_MACHINE: 'Maschine',
-  unlock: 'Entsperren',
-  unlocked: 'Der Benutzer ist entsperrt.',
-  lockState: 'Sperre',
-  notLocked: 'Nicht gesperrt',
-  removeUser: 'Benutzer entfernen',
-  keys: 'Schlüssel',
-  newKey: 'Neuer Schlüssel',
-  keyFile: 'Schlüsseldatei',
-  pats: 'Persönliche Zugriffstoken',
-  newPat: 'Neues Token',
-  token: 'Token',
-  clientSecret: 'Client-Geheimnis',
-  newSecret: 'Neues Client-Geheimnis',
-  clientId: 'Client-ID',
-  expires: 'Läuft ab',
-  never: 'nie',
-  grants: 'Berechtigungen',
-  newGrant: 'Rollen vergeben',
-  project: 'Projekt',
-  roleKeys: 'Rollenschlüssel (durch Komma getrennt)',
-  newProject: 'Neues Projekt',
-  searchProjects: 'Nach Name suchen',
-  roles: 'Rollen',
-  roleKey: 'Rollenschlüssel',
-  newRole: 'Rolle hinzufügen',
-  appsOfProject: 'Anwendungen dieses Projekts',
-  chooseProject: 'Projekt wählen',
-  noProjects: 'Legen Sie zuerst ein Projekt an.',
-  newApp: 'Neue Anwendung',
-  redirectUris: 'Weiterleitungs-URIs (eine pro Zeile)',
-  postLogoutRedirectUris: 'URIs nach dem Abmelden (eine pro Zeile)',
-  responseTypes: 'Antworttypen',
-  grantTypes: 'Grant-Typen',
-  appType: 'Anwendungstyp',
-  authMethodType: 'Authentifizierungsmethode',
-  idTokenUserinfoAssertion: 'Benutzerinfo im ID-Token',
-  accessTokenRoleAssertion: 'Rollen im Access-Token',
-  idTokenRoleAssertion: 'Rollen im ID-Token',
-  devMode: 'Entwicklungsmodus (http- und localhost-Weiterleitungen)',
-  iamApiAccess: 'Darf die API dieses Dienstes aufrufen (nur Instanz-Eigentümer)',
-  removeApp: 'Anwendung entfernen',
-  addOrgMember: 'Mitglied dieser Organisation hinzufügen',
-  addInstanceMember: 'Mitglied der Instanz hinzufügen',
-  userId: 'Benutzer-ID',
-  memberAdded: 'Mitglied hinzugefügt.',
-  membersNote: 'Mitglieder werden hier über die Benutzer-ID hinzugefügt (siehe Seite des Benutzers).',
-  lockoutPolicy: 'Sperrrichtlinie',
-  loginPolicy: 'Anmelderichtlinie',
-  instanceDefault: 'Standard der Instanz',
-  orgPolicy: 'Diese Organisation',
-  followsDefault: 'Diese Organisation folgt dem Standard der Instanz.',
-  ownPolicy: 'Diese Organisation hat eine eigene Richtlinie.',
-  resetToDefault: 'Standard der Instanz verwenden',
-  maxPasswordAttempts: 'Fehlversuche mit Passwort bis zur Sperre (0: nie)',
-  maxOtpAttempts: 'Fehlversuche mit Einmalcode bis zur Sperre (0: nie)',
-  lockoutDurationSeconds: 'Dauer der Sperre in Sekunden (0: bis zur Entsperrung)',
-  forceMfa: 'Zweiten Faktor verlangen',
-  passwordlessType: 'Anmeldung ohne Passwort',
-  allowRegister: 'Benutzer dürfen sich selbst registrieren',
-  rotateKeys: 'Schlüssel rotieren',
-  rotated: 'Schlüssel rotiert.',
-  keyId: 'Schlüssel-ID',
-  algorithm: 'Algorithmus',
-  status: 'Status',
-  activatesAt: 'Aktiv ab',
-  retiresAt: 'Ausgemustert',
-  current: 'aktuell',
-  nextKey: 'nächster',
-  previousKey: 'vorheriger',
-  eventTypes: 'Ereignistypen (durch Komma getrennt)',
-  filter: 'Filtern',
-  sequence: 'Sequenz',
-  date: 'Datum',
-  type: 'Typ',
-  aggregate: 'Aggregat',
-  editor: 'Bearbeiter',
-  newestFirst: 'Neueste zuerst',
-};
+export type { MessageKey };
 
 const CATALOGUES = { en, de } as const;
 export type Language = keyof typeof CATALOGUES;
@@ -319,12 +29,55 @@ function isMessageKey(key: string): key is MessageKey {
   return key in en;
 }
 
-/** The message a value names (an API enum such as USER_STATE_LOCKED, a policy field), else the value itself. */
+/** The message a value names (an API enum such as USER_STATE_LOCKED, a policy field), else the value in words. */
 export function labelOf(value: string): string {
-  return isMessageKey(value) ? t(value) : value;
+  return isMessageKey(value) ? t(value) : inWords(value);
+}
+
+/** A name the catalogue does not know yet (a field a newer server added) in words rather than as code: `maxAgeDays` → "Max age days". */
+function inWords(name: string): string {
+  const words = name
+    .replace(/_/g, ' ')
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 export function formatDate(iso: string | null | undefined): string {
   if (!iso) return '';
   return new Date(iso).toLocaleString(language === 'de' ? 'de-DE' : 'en-GB', { dateStyle: 'medium', timeStyle: 'medium' });
+}
+
+const ERROR_CODES = new Set([3, 5, 6, 7, 8, 13, 14, 16]);
+
+/**
+ * An API error in the console's language: by its code where the console
+ * knows it (docs/api/README.md), the server's own words otherwise. The
+ * English console keeps the server's reason of a refused request, which
+ * names what was wrong.
+ */
+export function errorText(code: number, serverMessage: string): string {
+  if (!ERROR_CODES.has(code)) return t('errorPrefix', { message: serverMessage });
+  return t(`err${code}` as MessageKey, { message: serverMessage });
+}
+
+/** The API's field rules (src/admin/validate.ts) in German; English as the server says them. */
+const GERMAN_RULES: Array<[RegExp, (m: RegExpExecArray) => string]> = [
+  [/^is required$/, () => 'muss angegeben werden'],
+  [/^must not be empty$/, () => 'darf nicht leer sein'],
+  [/^must be at least (\d+) characters$/, (m) => `muss mindestens ${m[1]} Zeichen lang sein`],
+  [/^must be at most (\d+) characters$/, (m) => `darf höchstens ${m[1]} Zeichen lang sein`],
+  [/^must be an email address$/, () => 'muss eine E-Mail-Adresse sein'],
+  [/^is not a known field$/, () => 'ist kein bekanntes Feld'],
+  [/^must be one of /, () => 'ist keine der erlaubten Möglichkeiten'],
+];
+
+export function ruleText(description: string): string {
+  if (language !== 'de') return description;
+  for (const [pattern, say] of GERMAN_RULES) {
+    const match = pattern.exec(description);
+    if (match) return say(match);
+  }
+  return 'ist ungültig';
 }

@@ -4,8 +4,10 @@ import { Loading } from './components.tsx';
 import { t } from './i18n.ts';
 
 // A list answer as a table: its caption names the list (the table's
-// accessible name), a column header per field, "none" when the list is
-// empty, and for a search the pager.
+// accessible name), a column header per field; an empty list says what to
+// do next instead of a header over nothing; a search longer than a page has
+// the pager. At phone width each row is a card (style.css, table.cards),
+// each cell labelled with its column's name.
 
 export interface Column<T> {
   header: string;
@@ -26,15 +28,24 @@ type ResultTableProps<T> = Listing<T> & {
   caption: string;
   columns: Array<Column<T>>;
   rowKey: (row: T) => string;
+  /** What an empty list means and what to do next ("No projects yet: create one with New project."). */
+  empty?: string;
 };
 
 export function ResultTable<T>(props: ResultTableProps<T>) {
   const { caption, columns, rowKey } = props;
   const { data, error } = props.list;
   if (!data) return <Loading error={error} />;
+  const total = props.paging ? Number((data as SearchPage<T>).details.totalResult) : data.result.length;
+  if (total === 0 && data.result.length === 0)
+    return (
+      <p class="empty" role="status">
+        {props.empty ?? t('emptyList')}
+      </p>
+    );
   return (
     <>
-      <table>
+      <table class="cards">
         <caption>{caption}</caption>
         <thead>
           <tr>
@@ -49,14 +60,15 @@ export function ResultTable<T>(props: ResultTableProps<T>) {
           {data.result.map((row) => (
             <tr key={rowKey(row)}>
               {columns.map((column) => (
-                <td key={column.header}>{column.cell(row)}</td>
+                <td key={column.header} data-label={column.header}>
+                  {column.cell(row)}
+                </td>
               ))}
             </tr>
           ))}
         </tbody>
       </table>
-      {data.result.length === 0 && <p>{t('none')}</p>}
-      {props.paging && props.list.data && (
+      {props.paging && props.list.data && total > props.paging.limit && (
         <Pager offset={props.list.data.offset} limit={props.paging.limit} total={Number(props.list.data.details.totalResult)} onMove={props.paging.onMove} />
       )}
     </>

@@ -1,7 +1,7 @@
 // What the admin and management API answer, typed by the server's own views
 // and commands. Type-only imports: esbuild erases them, so nothing of the
 // server is bundled.
-import type { addOidcAppKey, changeOidcApp, createOidcApp } from '../../src/commands/apps.ts';
+import type { addOidcAppKey, changeOidcApp, createOidcApp, regenerateOidcAppSecret } from '../../src/commands/apps.ts';
 import type { issueMachineKey, issueMachineSecret, issuePersonalAccessToken } from '../../src/commands/machine-credentials.ts';
 import type { SearchResult } from '../../src/domain/search.ts';
 
@@ -19,6 +19,10 @@ type Answer<Command extends (...args: never[]) => Promise<unknown>> = Awaited<Re
 export type CreatedApp = Answer<typeof createOidcApp>;
 export type ChangedApp = Answer<typeof changeOidcApp>;
 export type IssuedAppKey = Answer<typeof addOidcAppKey>;
+export type RegeneratedSecret = Answer<typeof regenerateOidcAppSecret>;
 export type IssuedMachineKey = Answer<typeof issueMachineKey>;
 export type IssuedMachineSecret = Answer<typeof issueMachineSecret>;
 export type IssuedPat = Answer<typeof issuePersonalAccessToken>;
+export type { AuthFactorView } from '../../src/queries/auth-factors.ts';
+export type { UserSessionView } from '../../src/queries/user-sessions.ts';
+export type { MemberView } from '../../src/queries/members.ts';

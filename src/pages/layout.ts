@@ -35,6 +35,9 @@ input:focus, button:focus, a:focus { outline: 3px solid rgba(47, 91, 234, .35); 
 button, .button { display: inline-block; font: inherit; font-weight: 600; padding: .7rem 1.2rem; border-radius: 8px; border: 0; background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; }
 button:hover, .button:hover { background: var(--accent-dark); }
 .actions { display: flex; justify-content: space-between; align-items: center; margin-top: 1.5rem; gap: 1rem; flex-wrap: wrap; }
+/* The link beside the main button gives way (its words wrap) before the button does: a longer language ("Noch kein Konto? Registrieren") keeps "Weiter" on its line. */
+.actions > a.secondary { flex: 1 1 0; min-width: 8rem; }
+.actions > button { flex: none; white-space: nowrap; margin-left: auto; }
 .secondary { background: none; color: var(--accent); padding: .7rem 0; }
 .secondary:hover { background: none; text-decoration: underline; }
 .identity { display: flex; align-items: center; gap: .6rem; border: 1px solid var(--line); border-radius: 999px; padding: .35rem .85rem .35rem .35rem; width: fit-content; max-width: 100%; margin: .75rem 0 .5rem; }

@@ -46,7 +46,7 @@ describe('the console page and its files', () => {
     const bare = await rawGet(`${server.url}/ui/console`);
     assert.equal(bare.status, 308);
     assert.equal(bare.headers.location, '/ui/console/');
-    for (const path of ['/ui/console/', '/ui/console/users/123', '/ui/console/callback?code=x&state=y']) {
+    for (const path of ['/ui/console/', '/ui/console/users/123', '/ui/console/orgs/42/projects/7', '/ui/console/callback?code=x&state=y']) {
       const answer = await rawGet(`${server.url}${path}`);
       assert.equal(answer.status, 200, path);
       assert.match(String(answer.headers['content-type']), /^text\/html/);

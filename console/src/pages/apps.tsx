@@ -1,10 +1,11 @@
 import { useState } from 'preact/hooks';
 import { searchAll, searchPage } from '../api.ts';
 import { Check, Field, Heading, Loading, SecretOnce, Select, Status, lines, useConsole, useLoad, useSubmit } from '../components.tsx';
-import { t } from '../i18n.ts';
+import { ruleText, t } from '../i18n.ts';
+import { ConfirmButton } from '../confirm.tsx';
 import { ResultTable, type Column } from '../result-table.tsx';
 import { href, navigate } from '../router.ts';
-import type { AppView, ChangedApp, CreatedApp, IssuedAppKey, ProjectListItem } from '../views.ts';
+import type { AppView, ChangedApp, CreatedApp, IssuedAppKey, ProjectListItem, RegeneratedSecret } from '../views.ts';
 import {
   ACCESS_TOKEN_TYPES as ACCESS_TOKEN_TYPE_VALUES,
   APP_DEFAULTS,
@@ -24,6 +25,8 @@ const RESPONSE_TYPES = Object.keys(RESPONSE_TYPE_VALUES);
 const GRANT_TYPES = Object.keys(GRANT_TYPE_VALUES);
 const AUTH_METHODS = Object.keys(AUTH_METHOD_VALUES);
 const TOKEN_TYPES = Object.keys(ACCESS_TOKEN_TYPE_VALUES);
+/** The methods that authenticate with a client secret: only these have one to replace. */
+const SECRET_METHODS = ['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST'];
 const FLAGS = ['idTokenUserinfoAssertion', 'accessTokenRoleAssertion', 'idTokenRoleAssertion', 'devMode', 'iamApiAccess'] as const;
 
 /** The form edits the fields as plain strings: the enums' values come from the choices it offers. */
@@ -99,7 +102,7 @@ function ProjectApps({ projectId }: { projectId: string }) {
         />
       )}
       {secret && <Issued clientId={secret.clientId} clientSecret={secret.clientSecret} />}
-      <ResultTable caption={t('apps')} columns={COLUMNS} rowKey={(a) => a.appId} list={list} paging={{ limit: PAGE, onMove: setOffset }} />
+      <ResultTable caption={t('apps')} columns={COLUMNS} rowKey={(a) => a.appId} list={list} paging={{ limit: PAGE, onMove: setOffset }} empty={t('noApps')} />
     </>
   );
 }
@@ -212,7 +215,7 @@ function AppForm<T>({
         <ul class="field-error">
           {violations.map((v) => (
             <li key={v.field}>
-              {v.field}: {v.description}
+              {v.field}: {ruleText(v.description)}
             </li>
           ))}
         </ul>
@@ -241,6 +244,10 @@ export function AppPage({ projectId, appId }: { projectId: string; appId: string
     () => api.call('DELETE', path),
     () => navigate(`/apps?project=${projectId}`),
   );
+  const regenerate = useSubmit(
+    () => api.call<RegeneratedSecret>('POST', `${path}/_regenerate_secret`, {}),
+    (r) => setSecret({ clientSecret: r.clientSecret }),
+  );
   if (!app.data) return <Loading error={app.error} />;
   const a = app.data;
   const { appId: _id, projectId: _project, clientId, ...settings } = a;
@@ -267,6 +274,19 @@ export function AppPage({ projectId, appId }: { projectId: string; appId: string
           app.reload();
         }}
       />
+      {SECRET_METHODS.includes(a.authMethodType) && (
+        <section aria-labelledby="app-secret-heading">
+          <h2 id="app-secret-heading">{t('clientSecret')}</h2>
+          <ConfirmButton
+            label={t('regenerateSecret')}
+            question={t('confirmRegenerate')}
+            onConfirm={() => regenerate.submit()}
+            disabled={regenerate.busy}
+            kind="secondary"
+          />
+          <Status error={regenerate.error} />
+        </section>
+      )}
       {a.authMethodType === 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT' && (
         <section aria-labelledby="app-keys-heading">
           <h2 id="app-keys-heading">{t('keys')}</h2>
@@ -278,9 +298,7 @@ export function AppPage({ projectId, appId }: { projectId: string; appId: string
       )}
       <section aria-labelledby="remove-app-heading" class="danger">
         <h2 id="remove-app-heading">{t('removeApp')}</h2>
-        <button type="button" class="danger" onClick={() => confirm(t('confirmRemove', { name: a.name })) && removal.submit()}>
-          {t('removeApp')}
-        </button>
+        <ConfirmButton label={t('removeApp')} question={t('confirmRemove', { name: a.name })} onConfirm={() => removal.submit()} disabled={removal.busy} />
         <Status error={removal.error} />
       </section>
     </>

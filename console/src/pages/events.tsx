@@ -54,6 +54,7 @@ export function EventsPage() {
         rowKey={(e) => e.sequence}
         list={list}
         paging={{ limit: PAGE, onMove: setOffset }}
+        empty={t('noEvents')}
       />
     </>
   );

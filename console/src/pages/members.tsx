@@ -1,47 +1,129 @@
 import { useState } from 'preact/hooks';
-import { Check, Field, Heading, Status, useConsole, useSubmit } from '../components.tsx';
-import { t } from '../i18n.ts';
+import { searchPage } from '../api.ts';
+import { Check, Field, Heading, Status, useAction, useConsole, useLoad, useSubmit } from '../components.tsx';
+import { ConfirmButton } from '../confirm.tsx';
+import { labelOf, t } from '../i18n.ts';
+import { ResultTable, type Column } from '../result-table.tsx';
+import type { MemberView, UserView } from '../views.ts';
 
-// Role memberships: in the acting org, and (instance owners) on the instance.
+// Role memberships, in the acting org and (instance owners) on the
+// instance: listed by name, removed after a confirmation, and added by
+// finding the user by login name, never by pasting an id.
 
 const ORG_ROLES = ['ORG_OWNER', 'ORG_USER_MANAGER', 'ORG_END_USER_IMPERSONATOR'];
 const INSTANCE_ROLES = ['IAM_OWNER', 'IAM_END_USER_IMPERSONATOR'];
+const PAGE = 20;
+/** How many users the login-name search offers at once. */
+const MATCHES = 5;
 
-function MemberForm({ title, path, roles }: { title: string; path: string; roles: string[] }) {
+/** A user of the acting org found by the start of its login name. */
+function UserFinder({ chosen, onChoose }: { chosen?: UserView; onChoose: (user?: UserView) => void }) {
   const { api } = useConsole();
-  const [userId, setUserId] = useState('');
-  const [chosen, setChosen] = useState<string[]>([]);
-  const [done, setDone] = useState('');
-  const add = useSubmit(
-    () => api.call('POST', path, { userId, roles: chosen }),
-    () => {
-      setDone(t('memberAdded'));
-      setUserId('');
-      setChosen([]);
-    },
+  const [text, setText] = useState('');
+  const [matches, setMatches] = useState<UserView[]>();
+  const find = useSubmit(
+    () =>
+      searchPage<UserView>(api, '/management/v1/users/_search', 0, MATCHES, {
+        queries: [{ userNameQuery: { userName: text.split('@')[0]!.trim(), method: 'TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE' } }],
+      }),
+    (page) => setMatches(page.result),
   );
+  if (chosen)
+    return (
+      <p class="actions">
+        <span>{t('chosenUser', { name: chosen.preferredLoginName })}</span>
+        <button type="button" class="secondary" onClick={() => onChoose(undefined)}>
+          {t('cancel')}
+        </button>
+      </p>
+    );
   return (
-    <form noValidate class="panel" onSubmit={add.submit} aria-label={title}>
-      <h2>{title}</h2>
-      <Field label={t('userId')} name="userId" value={userId} onInput={setUserId} required violations={add.violations} />
-      <fieldset>
-        <legend>{t('roles')}</legend>
-        {roles.map((role) => (
-          <Check
-            key={role}
-            label={role}
-            checked={chosen.includes(role)}
-            onChange={(on) => setChosen(on ? [...chosen, role] : chosen.filter((r) => r !== role))}
-          />
-        ))}
-      </fieldset>
-      <div class="actions">
-        <button type="submit" disabled={add.busy}>
-          {t('create')}
+    <div>
+      <div class="filters">
+        <Field label={t('findUser')} name="loginName" type="search" value={text} onInput={setText} help={t('findUserHelp')} />
+        <button type="button" class="secondary" onClick={() => find.submit()} disabled={find.busy || !text.trim()}>
+          {t('search')}
         </button>
       </div>
-      <Status ok={done} error={add.error} />
-    </form>
+      {matches && matches.length === 0 && <p role="status">{t('noUserFound')}</p>}
+      {matches && matches.length > 0 && (
+        <ul class="plain items">
+          {matches.map((user) => (
+            <li key={user.id}>
+              <span>
+                {user.preferredLoginName} <span class="badge">{user.human?.profile.displayName ?? user.machine?.name}</span>
+              </span>
+              <button type="button" class="secondary" onClick={() => onChoose(user)}>
+                {t('chooseUser', { name: user.preferredLoginName })}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <Status error={find.error} />
+    </div>
+  );
+}
+
+function Members({ title, path, roles, id }: { title: string; path: string; roles: string[]; id: string }) {
+  const { api, orgId } = useConsole();
+  const [offset, setOffset] = useState(0);
+  const [user, setUser] = useState<UserView>();
+  const [chosen, setChosen] = useState<string[]>([]);
+  const [done, setDone] = useState('');
+  const list = useLoad(() => searchPage<MemberView>(api, `${path}/_search`, offset, PAGE), [orgId, path, offset]);
+  const add = useSubmit(
+    () => api.call('POST', path, { userId: user?.id ?? '', roles: chosen }),
+    () => {
+      setDone(t('memberAdded'));
+      setUser(undefined);
+      setChosen([]);
+      list.reload();
+    },
+  );
+  const removal = useAction((userId: string) => api.call('DELETE', `${path}/${userId}`), list.reload);
+  const columns: Array<Column<MemberView>> = [
+    { header: t('displayName'), cell: (m) => m.displayName },
+    { header: t('loginName'), cell: (m) => m.preferredLoginName },
+    { header: t('roles'), cell: (m) => m.roles.map(labelOf).join(', ') },
+    {
+      header: t('removeMember'),
+      cell: (m) => (
+        <ConfirmButton
+          label={t('removeMember')}
+          question={t('confirmRemove', { name: m.preferredLoginName })}
+          onConfirm={() => void removal.run(m.userId)}
+          disabled={removal.busy}
+        />
+      ),
+    },
+  ];
+  return (
+    <section aria-labelledby={`${id}-heading`}>
+      <h2 id={`${id}-heading`}>{title}</h2>
+      <ResultTable caption={title} columns={columns} rowKey={(m) => m.userId} list={list} paging={{ limit: PAGE, onMove: setOffset }} empty={t('noMembers')} />
+      <Status error={removal.error} />
+      <form noValidate class="panel" onSubmit={add.submit} aria-label={`${title}: ${t('add')}`}>
+        <UserFinder chosen={user} onChoose={setUser} />
+        <fieldset>
+          <legend>{t('roles')}</legend>
+          {roles.map((role) => (
+            <Check
+              key={role}
+              label={labelOf(role)}
+              checked={chosen.includes(role)}
+              onChange={(on) => setChosen(on ? [...chosen, role] : chosen.filter((r) => r !== role))}
+            />
+          ))}
+        </fieldset>
+        <div class="actions">
+          <button type="submit" disabled={add.busy || !user}>
+            {t('add')}
+          </button>
+        </div>
+        <Status ok={done} error={add.error} />
+      </form>
+    </section>
   );
 }
 
@@ -50,9 +132,8 @@ export function MembersPage() {
   return (
     <>
       <Heading>{t('members')}</Heading>
-      <p>{t('membersNote')}</p>
-      <MemberForm title={t('addOrgMember')} path="/management/v1/orgs/me/members" roles={ORG_ROLES} />
-      {iamOwner && <MemberForm title={t('addInstanceMember')} path="/admin/v1/members" roles={INSTANCE_ROLES} />}
+      <Members id="org-members" title={t('orgMembers')} path="/management/v1/orgs/me/members" roles={ORG_ROLES} />
+      {iamOwner && <Members id="instance-members" title={t('instanceMembers')} path="/admin/v1/members" roles={INSTANCE_ROLES} />}
     </>
   );
 }

@@ -1,12 +1,13 @@
 import { useState } from 'preact/hooks';
 import { searchPage } from '../api.ts';
-import { Field, Heading, Loading, Status, useConsole, useLoad, useSubmit } from '../components.tsx';
+import { Field, Heading, Status, useConsole, useLoad, useSubmit } from '../components.tsx';
 import { formatDate, t } from '../i18n.ts';
 import { ResultTable, type Column } from '../result-table.tsx';
 import { href } from '../router.ts';
-import type { ProjectListItem, ProjectView } from '../views.ts';
+import type { ProjectListItem } from '../views.ts';
 
-// Projects of the acting org and their roles.
+// The projects of the acting org: searched, listed, and a new one (a
+// project's own page: project.tsx).
 
 const PAGE = 20;
 
@@ -72,63 +73,14 @@ export function ProjectsPage() {
         <Field label={t('searchProjects')} name="search" type="search" value={text} onInput={setText} />
         <button type="submit">{t('search')}</button>
       </form>
-      <ResultTable caption={t('projects')} columns={COLUMNS} rowKey={(p) => p.id} list={list} paging={{ limit: PAGE, onMove: setOffset }} />
-    </>
-  );
-}
-
-export function ProjectPage({ projectId }: { projectId: string }) {
-  const { api, orgId } = useConsole();
-  const project = useLoad(() => api.call<{ project: ProjectView }>('GET', `/management/v1/projects/${projectId}`), [orgId, projectId]);
-  const [role, setRole] = useState({ roleKey: '', displayName: '' });
-  const [done, setDone] = useState('');
-  const add = useSubmit(
-    () => api.call('POST', `/management/v1/projects/${projectId}/roles`, role),
-    () => {
-      setDone(t('saved'));
-      setRole({ roleKey: '', displayName: '' });
-      project.reload();
-    },
-  );
-  if (!project.data) return <Loading error={project.error} />;
-  const p = project.data.project;
-  return (
-    <>
-      <Heading>{p.name}</Heading>
-      <p>
-        <a href={href('/projects')}>{t('back')}</a> · <a href={href(`/apps?project=${p.id}`)}>{t('appsOfProject')}</a>
-      </p>
-      <section aria-labelledby="roles-heading">
-        <h2 id="roles-heading">{t('roles')}</h2>
-        <ul class="plain">
-          {p.roles.map((r) => (
-            <li key={r.roleKey}>
-              <code>{r.roleKey}</code> — {r.displayName}
-            </li>
-          ))}
-        </ul>
-        <form noValidate class="inline" onSubmit={add.submit} aria-label={t('newRole')}>
-          <Field
-            label={t('roleKey')}
-            name="roleKey"
-            value={role.roleKey}
-            onInput={(roleKey) => setRole({ ...role, roleKey })}
-            required
-            violations={add.violations}
-          />
-          <Field
-            label={t('displayName')}
-            name="displayName"
-            value={role.displayName}
-            onInput={(displayName) => setRole({ ...role, displayName })}
-            violations={add.violations}
-          />
-          <button type="submit" disabled={add.busy}>
-            {t('newRole')}
-          </button>
-          <Status ok={done} error={add.error} />
-        </form>
-      </section>
+      <ResultTable
+        caption={t('projects')}
+        columns={COLUMNS}
+        rowKey={(p) => p.id}
+        list={list}
+        paging={{ limit: PAGE, onMove: setOffset }}
+        empty={t('noProjectsYet')}
+      />
     </>
   );
 }

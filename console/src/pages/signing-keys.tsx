@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { Heading, Status, useConsole, useLoad, useSubmit } from '../components.tsx';
 import { formatDate, t } from '../i18n.ts';
+import { ConfirmButton } from '../confirm.tsx';
 import { ResultTable, type Column } from '../result-table.tsx';
 import type { SigningKeyView } from '../views.ts';
 
@@ -31,9 +32,7 @@ export function SigningKeysPage() {
     <>
       <Heading>{t('signingKeys')}</Heading>
       <div class="toolbar">
-        <button type="button" onClick={() => rotate.submit()} disabled={rotate.busy}>
-          {t('rotateKeys')}
-        </button>
+        <ConfirmButton label={t('rotateKeys')} question={t('confirmRotate')} onConfirm={() => rotate.submit()} disabled={rotate.busy} kind="primary" />
       </div>
       <Status ok={done} error={rotate.error} />
       <ResultTable caption={t('signingKeys')} columns={COLUMNS} rowKey={(k) => k.kid} list={keys} />

@@ -64,7 +64,14 @@ export function UsersPage() {
       )}
       <Status ok={done} />
       <UserFilters filter={filter} onSearch={search} />
-      <ResultTable caption={t('users')} columns={COLUMNS} rowKey={(user) => user.id} list={list} paging={{ limit: PAGE, onMove: setOffset }} />
+      <ResultTable
+        caption={t('users')}
+        columns={COLUMNS}
+        rowKey={(user) => user.id}
+        list={list}
+        paging={{ limit: PAGE, onMove: setOffset }}
+        empty={t('noUsers')}
+      />
     </>
   );
 }

@@ -1,21 +1,32 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { Loading, SecretOnce, Status, useConsole, useLoad, useSubmit } from '../../components.tsx';
+import { Loading, SecretOnce, Status, useAction, useConsole, useLoad, useSubmit } from '../../components.tsx';
+import { ConfirmButton } from '../../confirm.tsx';
 import { formatDate, t } from '../../i18n.ts';
 import type { CredentialView, IssuedMachineKey, IssuedMachineSecret, IssuedPat } from '../../views.ts';
 
 // A machine user's credentials: its JSON keys and personal access tokens
-// (listed, and new ones shown once), and a new client secret.
+// (listed, revoked, and new ones shown once), and a new client secret.
 
-function CredentialList({ items }: { items: CredentialView[] }) {
+/** Keys or tokens, each revoked after a confirmation (`path`: where they are, by id). */
+function CredentialList({ items, path, onRevoked }: { items: CredentialView[]; path: string; onRevoked: () => void }) {
+  const { api } = useConsole();
+  const revoke = useAction((id: string) => api.call('DELETE', `${path}/${id}`), onRevoked);
+  if (items.length === 0) return <p class="empty">{t('noCredentials')}</p>;
   return (
-    <ul class="plain">
-      {items.map((c) => (
-        <li key={c.id}>
-          <code>{c.id}</code> — {formatDate(c.details.creationDate)} — {t('expires')}: {c.expirationDate ? formatDate(c.expirationDate) : t('never')}
-        </li>
-      ))}
-    </ul>
+    <>
+      <ul class="plain items">
+        {items.map((c) => (
+          <li key={c.id}>
+            <span>
+              <code>{c.id}</code> — {formatDate(c.details.creationDate)} — {t('expires')}: {c.expirationDate ? formatDate(c.expirationDate) : t('never')}
+            </span>
+            <ConfirmButton label={t('revoke')} question={t('confirmRemove', { name: c.id })} onConfirm={() => void revoke.run(c.id)} disabled={revoke.busy} />
+          </li>
+        ))}
+      </ul>
+      <Status error={revoke.error} />
+    </>
   );
 }
 
@@ -47,10 +58,18 @@ export function MachineCredentials({ userId }: { userId: string }) {
     <>
       {secret && <SecretOnce {...secret} />}
       <Issuing id="keys-heading" title={t('keys')} action={t('newKey')} issue={newKey}>
-        {keys.data ? <CredentialList items={keys.data.result} /> : <Loading error={keys.error} />}
+        {keys.data ? (
+          <CredentialList items={keys.data.result} path={`/management/v1/users/${userId}/keys`} onRevoked={keys.reload} />
+        ) : (
+          <Loading error={keys.error} />
+        )}
       </Issuing>
       <Issuing id="pats-heading" title={t('pats')} action={t('newPat')} issue={newPat}>
-        {pats.data ? <CredentialList items={pats.data.result} /> : <Loading error={pats.error} />}
+        {pats.data ? (
+          <CredentialList items={pats.data.result} path={`/management/v1/users/${userId}/pats`} onRevoked={pats.reload} />
+        ) : (
+          <Loading error={pats.error} />
+        )}
       </Issuing>
       <Issuing id="secret-heading" title={t('clientSecret')} action={t('newSecret')} issue={newSecret} />
     </>

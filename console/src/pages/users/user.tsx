@@ -1,25 +1,20 @@
-import { useState } from 'preact/hooks';
 import { Heading, Loading, Status, useConsole, useLoad, useSubmit } from '../../components.tsx';
+import { ConfirmButton } from '../../confirm.tsx';
 import { labelOf, t } from '../../i18n.ts';
 import { href, navigate } from '../../router.ts';
 import type { UserView } from '../../views.ts';
 import { Grants } from './grants.tsx';
 import { MachineCredentials } from './machine-credentials.tsx';
+import { ContactForm, ProfileForm, UserNameForm } from './profile.tsx';
+import { Factors, Sessions, StateChanges } from './security.tsx';
 
-// A user's page: who it is, its lock state (and unlocking), a machine
-// user's credentials, its grants, and removing it.
+// A user's page: who it is and its profile, email and phone, its state and
+// the changes it allows, a human's second factors, passkeys and sessions, a
+// machine user's credentials, its grants, and removing it.
 
 export function UserPage({ userId }: { userId: string }) {
   const { api, orgId } = useConsole();
   const user = useLoad(() => api.call<{ user: UserView }>('GET', `/management/v1/users/${userId}`).then((r) => r.user), [orgId, userId]);
-  const [done, setDone] = useState('');
-  const unlock = useSubmit(
-    () => api.call('POST', `/management/v1/users/${userId}/_unlock`, {}),
-    () => {
-      setDone(t('unlocked'));
-      user.reload();
-    },
-  );
   const removal = useSubmit(
     () => api.call('DELETE', `/management/v1/users/${userId}`),
     () => navigate('/users'),
@@ -33,24 +28,26 @@ export function UserPage({ userId }: { userId: string }) {
         <a href={href('/users')}>{t('back')}</a>
       </p>
       <UserFacts user={u} />
-      <section aria-labelledby="lock-heading">
-        <h2 id="lock-heading">{t('lockState')}</h2>
-        {u.state === 'USER_STATE_LOCKED' ? (
-          <button type="button" onClick={() => unlock.submit()} disabled={unlock.busy}>
-            {t('unlock')}
-          </button>
-        ) : (
-          <p>{t('notLocked')}</p>
-        )}
-        <Status ok={done} error={unlock.error} />
-      </section>
+      <UserNameForm userId={userId} userName={u.userName} onSaved={user.reload} />
+      <StateChanges user={u} onChanged={user.reload} />
+      {u.human && (
+        <>
+          <ProfileForm userId={userId} human={u.human} onSaved={user.reload} />
+          <ContactForm userId={userId} human={u.human} onSaved={user.reload} />
+          <Factors userId={userId} />
+          <Sessions userId={userId} />
+        </>
+      )}
       {u.machine && <MachineCredentials userId={userId} />}
       <Grants userId={userId} />
       <section aria-labelledby="remove-heading" class="danger">
         <h2 id="remove-heading">{t('removeUser')}</h2>
-        <button type="button" class="danger" onClick={() => confirm(t('confirmRemove', { name: u.preferredLoginName })) && removal.submit()}>
-          {t('removeUser')}
-        </button>
+        <ConfirmButton
+          label={t('removeUser')}
+          question={t('confirmRemove', { name: u.preferredLoginName })}
+          onConfirm={() => removal.submit()}
+          disabled={removal.busy}
+        />
         <Status error={removal.error} />
       </section>
     </>
