@@ -86,11 +86,14 @@ function comparable(col: Column): string {
 function textComparison(col: Column, op: CompareOp, value: string, conditions: Conditions): string {
   const lhs = comparable(col);
   const param = (v: string) => (col.caseExact ? conditions.param(v) : `lower(${conditions.param(v)})`);
+  // Equality is the same in every collation: a caseExact column is compared
+  // as it is stored, so its own index (externalId's, the primary key) serves.
+  const equal = col.caseExact ? col.sql : lhs;
   switch (op) {
     case 'eq':
-      return `${lhs} = ${param(value)}`;
+      return `${equal} = ${param(value)}`;
     case 'ne':
-      return `${lhs} <> ${param(value)}`;
+      return `${equal} <> ${param(value)}`;
     case 'co':
       return `${lhs} LIKE ${param(`%${escapeLike(value)}%`)}`;
     case 'sw':

@@ -39,7 +39,7 @@ export type Filter =
   | { op: 'valuePath'; attr: AttrPath; filter: Filter };
 
 /** Longer filters are refused before they are read. */
-export const MAX_FILTER_LENGTH = 4096;
+const MAX_FILTER_LENGTH = 4096;
 /** Parentheses, "not" and value paths nest at most this deep: the parser's recursion stays shallow. */
 const MAX_DEPTH = 32;
 /** Attribute expressions in one filter: enough for any client, and a bound on the SQL it becomes. */

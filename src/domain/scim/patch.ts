@@ -18,7 +18,7 @@ export interface PatchOperation {
 }
 
 /** More operations in one request are refused: no client needs them, and each is work. */
-export const MAX_PATCH_OPERATIONS = 100;
+const MAX_PATCH_OPERATIONS = 100;
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const syntax = (message: string) => new ScimInvalid('invalidSyntax', message);

@@ -34,13 +34,13 @@ export interface StoredScimUser extends ScimUser {
 }
 
 /** The User attributes the service keeps, by their canonical spelling (names are case-insensitive, RFC 7643 2.1). */
-export const SIMPLE_ATTRIBUTES = ['userName', 'externalId', 'displayName', 'nickName', 'preferredLanguage', 'active', 'password'] as const;
-export const NAME_SUB_ATTRIBUTES = ['givenName', 'familyName'] as const;
-export const EMAIL_SUB_ATTRIBUTES = ['value', 'type', 'primary', 'display'] as const;
+const SIMPLE_ATTRIBUTES = ['userName', 'externalId', 'displayName', 'nickName', 'preferredLanguage', 'active', 'password'] as const;
+const NAME_SUB_ATTRIBUTES = ['givenName', 'familyName'] as const;
+const EMAIL_SUB_ATTRIBUTES = ['value', 'type', 'primary', 'display'] as const;
 /** Set by the service: ignored in a POST or PUT body (RFC 7644 3.3, 3.5.1), refused as a PATCH target. */
-export const READ_ONLY_ATTRIBUTES = ['id', 'meta', 'schemas'] as const;
+const READ_ONLY_ATTRIBUTES = ['id', 'meta', 'schemas'] as const;
 /** Core User attributes (RFC 7643 4.1) the service does not keep; passed over on input. */
-export const IGNORED_ATTRIBUTES = [
+const IGNORED_ATTRIBUTES = [
   'title',
   'userType',
   'profileUrl',
@@ -57,7 +57,7 @@ export const IGNORED_ATTRIBUTES = [
 ];
 const IGNORED_NAME_SUB_ATTRIBUTES = ['formatted', 'middleName', 'honorificPrefix', 'honorificSuffix'];
 
-export type AttributeKind = 'simple' | 'name' | 'emails' | 'readOnly' | 'ignored';
+type AttributeKind = 'simple' | 'name' | 'emails' | 'readOnly' | 'ignored';
 
 const canonical = new Map<string, { name: string; kind: AttributeKind }>([
   ...SIMPLE_ATTRIBUTES.map((name) => [name.toLowerCase(), { name, kind: 'simple' as const }] as const),
