@@ -137,9 +137,10 @@ export async function setExecution(
 ): Promise<{ details: WriteDetails; setDate: string }> {
   assertMayConfigureActions(actor);
   const result = await db.transaction(async (tx) => {
+    // After the write's lock: no target named here can be removed before this write commits.
+    const write = await beginWrite(tx, actor);
     const violations = await targetViolations(tx, input);
     if (violations.length) throw new InvalidArgument(`invalid request: ${violations.map((v) => `${v.field} ${v.description}`).join('; ')}`, violations);
-    const write = await beginWrite(tx, actor);
     const owner = await instanceIdIn(tx);
     const key = conditionKey(conditionOf(input.condition));
     if (
