@@ -159,7 +159,7 @@ export const settings: Setting[] = [
     key: 'logLevel',
     env: 'LOG_LEVEL',
     schema: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
-    description: 'Log level (JSON lines on stdout)',
+    description: 'Log level (the form of the lines: LOG_FORMAT)',
   },
   {
     key: 'logFormat',

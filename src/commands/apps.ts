@@ -1,8 +1,8 @@
 import type { Database, Queryable } from '../storage/database.ts';
 import { beginWrite, writeDetails } from '../storage/event-log.ts';
-import { addApp, addAppKey, changeApp, removeApp, replaceAppSecret, settingsOf, type AppRow } from '../storage/apps.ts';
+import { addApp, addAppKey, appNameTaken, changeApp, removeApp, replaceAppSecret, settingsOf, type AppRow } from '../storage/apps.ts';
 import { APP_DEFAULTS, appViolations, needsSecret, toClientMetadata, type AppSettings } from '../domain/apps.ts';
-import { InvalidArgument, PermissionDenied, fieldError } from '../domain/errors.ts';
+import { AlreadyExists, InvalidArgument, PermissionDenied, fieldError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { apiAccessProblem, hasInstanceRole, type Principal } from '../domain/roles.ts';
 import { findInstance } from '../storage/instance.ts';
@@ -72,6 +72,11 @@ function assertMayChangeApiApp(actor: Principal, app: AppRow): void {
     throw new PermissionDenied('only an instance owner (IAM_OWNER) may change an app with iamApiAccess');
 }
 
+/** Names are unique within a project; checked after the write lock is taken, so two creates cannot both pass. */
+async function assertNameFree(db: Queryable, projectId: string, name: string, appId?: string): Promise<void> {
+  if (await appNameTaken(db, projectId, name, appId)) throw new AlreadyExists(`an app named "${name}" already exists in this project`);
+}
+
 /** An app without browser sign-in (a device app, say) has no response type unless it names one. */
 function defaultResponseTypes(grants: AppSettings['grantTypes'] | undefined): AppSettings['responseTypes'] {
   const browser = !grants || grants.includes('OIDC_GRANT_TYPE_AUTHORIZATION_CODE') || grants.includes('OIDC_GRANT_TYPE_IMPLICIT');
@@ -91,6 +96,7 @@ export async function createOidcApp(deps: AppDeps, actor: Principal, orgId: stri
   const details = await deps.db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     await projectOfOrg(tx, orgId, projectId);
+    await assertNameFree(tx, projectId, settings.name);
     await addApp(write, { id: appId, projectId, orgId, clientId, settings, secretDigest: clientSecret ? secretDigest(deps.secretKey, clientSecret) : null });
     return writeDetails(write, orgId);
   });
@@ -111,6 +117,7 @@ export async function changeOidcApp(deps: AppDeps, actor: Principal, orgId: stri
     const app = await appOfProject(tx, orgId, projectId, appId);
     assertMayChangeApiApp(actor, app);
     const settings: AppSettings = { ...settingsOf(app), ...patch };
+    await assertNameFree(tx, projectId, settings.name, appId);
     await checkApiAccess(tx, actor, orgId, app.iam_api_access, settings.iamApiAccess);
     await checkSettings(deps, settings, app.client_id);
     const clientSecret = needsSecret(settings.authMethodType) && !app.secret_digest ? generateSecret() : undefined;

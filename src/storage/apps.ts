@@ -138,6 +138,12 @@ const APP_COLUMNS = `id, project_id, org_id, client_id, name, redirect_uris, pos
   auth_method, access_token_type, id_token_userinfo_assertion, access_token_role_assertion, id_token_role_assertion, dev_mode,
   iam_api_access, require_par, dpop_bound, backchannel_logout_uri, backchannel_logout_session_required, secret_digest, sequence::text AS sequence, creation_date, change_date`;
 
+/** Whether another app of the project already has this name (names are unique within a project, compared exactly). */
+export async function appNameTaken(db: Queryable, projectId: string, name: string, exceptId?: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM apps WHERE project_id = $1 AND name = $2 AND id IS DISTINCT FROM $3', [projectId, name, exceptId ?? null]);
+  return rows.length > 0;
+}
+
 export async function findApp(db: Queryable, id: string): Promise<AppRow | undefined> {
   const { rows } = await db.query<AppRow>(`SELECT ${APP_COLUMNS} FROM apps WHERE id = $1`, [id]);
   return rows[0];

@@ -45,8 +45,12 @@ function appsPath(projectId: string, appId = ''): string {
   return `${PROJECTS}/${projectId}/apps${appId ? `/${appId}` : '/oidc'}`;
 }
 
+/** App names are unique within a project: each app made here gets its own unless the test names it. */
+let appNumber = 0;
+const nextAppName = (prefix: string) => `${prefix} ${++appNumber}`;
+
 async function newApp(projectId: string, body: Record<string, unknown>): Promise<{ appId: string; clientId: string; clientSecret?: string }> {
-  const res = await api('POST', appsPath(projectId), { body: { name: 'App', ...body } });
+  const res = await api('POST', appsPath(projectId), { body: { name: nextAppName('App'), ...body } });
   assert.equal(res.status, 200, `create app ${JSON.stringify(body)}: ${res.text}`);
   return res.json;
 }
@@ -262,7 +266,7 @@ describe('app validation (400 naming the field)', () => {
   before(async () => {
     projectId = await newProject('Validation');
   });
-  const create = (body: Record<string, unknown>) => api('POST', appsPath(projectId), { body: { name: 'V', ...body } });
+  const create = (body: Record<string, unknown>) => api('POST', appsPath(projectId), { body: { name: nextAppName('V'), ...body } });
   const NATIVE = { appType: 'OIDC_APP_TYPE_NATIVE', authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE' };
 
   test('redirect URIs: https without fragment, not localhost, unless devMode', async () => {

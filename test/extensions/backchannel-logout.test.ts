@@ -328,8 +328,14 @@ describe('in Chromium', { skip: needsChromium }, () => {
   });
 
   describe('backChannelLogoutUri is validated', () => {
+    // App names are unique within a project: each app made here has its own.
+    let made = 0;
     const create = (fields: Record<string, unknown>) =>
-      world.api('POST', `/management/v1/projects/${world.projectId}/apps/oidc`, { name: 'v', redirectUris: ['https://app.example.com/cb'], ...fields });
+      world.api('POST', `/management/v1/projects/${world.projectId}/apps/oidc`, {
+        name: `v ${++made}`,
+        redirectUris: ['https://app.example.com/cb'],
+        ...fields,
+      });
     for (const [uri, devMode] of [
       ['http://app.example.com/logout', false],
       ['https://127.0.0.1/logout', false],
