@@ -32,6 +32,8 @@ export const SHORT_LIVED_MODELS: ReadonlySet<string> = new Set([
   'PreAuthorizedCode',
   // Ours: single-use WebAuthn challenges (src/security/challenges.ts).
   'WebAuthnChallenge',
+  // Ours: a login's trip to an external provider (src/security/external-login-states.ts).
+  'ExternalLoginState',
 ]);
 
 export interface AdapterStores {

@@ -32,7 +32,8 @@ import { machineKeyCache } from './storage/machine-key-cache.ts';
 import { featureCache } from './storage/feature-cache.ts';
 import { policyCache } from './queries/policy-cache.ts';
 import type { FeatureName } from './storage/features.ts';
-import { interactionRouter } from '../interactions/index.ts';
+import { externalCallbackRoutes, interactionRouter } from '../interactions/index.ts';
+import { externalLoginStates } from './security/external-login-states.ts';
 import { createApp } from './app.ts';
 import { adminRouter } from './admin/router.ts';
 import { patVerifier } from './queries/verify-pat.ts';
@@ -119,6 +120,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       fetchFor: (scope: { orgId: string | null }) => (scope.orgId === null ? idpFetch.instance : idpFetch.org),
     };
     const adapter = createAdapterFactory({ db, redis, clients, onStorageError: (store) => metrics.storageErrors.inc({ store }) });
+    const external = { ...idps, states: externalLoginStates(adapter('ExternalLoginState')) };
     const engineDeps = {
       config,
       db,
@@ -199,7 +201,9 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           securityKey: deriveKey(master.key, 'security page cookie'),
           challenges: challengeStore(adapter('WebAuthnChallenge')),
           webauthnRpId: config.webauthnRpId,
+          external,
         }),
+        externalCallbackRoutes({ external }),
       ],
     });
     const { server, connections } = await listen(app, config);

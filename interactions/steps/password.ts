@@ -3,7 +3,7 @@ import type { Database } from '../../src/storage/database.ts';
 import type { ForcedMfa } from '../../src/engine/second-factor-rule.ts';
 import type { AuthThrottle } from '../../src/security/auth-throttle.ts';
 import { passwordLogin } from '../../src/commands/password-login.ts';
-import { form, type InteractionKit, render, text, throttled } from '../context.ts';
+import { form, type InteractionKit, type Loaded, render, text, throttled } from '../context.ts';
 import { afterFirstFactor, factorRequired } from '../flow.ts';
 import type { LoginEvents } from '../login-events.ts';
 import { heldFactors } from '../factors/index.ts';
@@ -18,6 +18,8 @@ export interface PasswordDeps {
   throttle?: AuthThrottle;
   /** Tells every node's caches that users changed (a login locked or unlocked one). */
   announce?: () => void;
+  /** Links the identity a provider vouched for, if one waits (steps/external-idp.ts). */
+  linkPending?: (ctx: Context, loaded: Loaded, userId: string) => Promise<void>;
 }
 
 /** The password page's POST: the first factor, then the second factor, its set-up, or done. */
@@ -42,6 +44,7 @@ export function passwordStep(
       return render(ctx, passwordPage(loaded.page, { loginName: name, error }));
     }
     const accountId = outcome.userId;
+    await deps.linkPending?.(ctx, loaded, accountId);
     const next = await afterFirstFactor({
       holdsFactor: (await heldFactors(deps, accountId)).length > 0,
       factorRequired: () => factorRequired(deps.forcedMfa, loaded.interaction, accountId),
