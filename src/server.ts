@@ -34,6 +34,7 @@ import { policyCache } from './queries/policy-cache.ts';
 import type { FeatureName } from './storage/features.ts';
 import { externalCallbackRoutes, interactionRouter } from '../interactions/index.ts';
 import { externalLoginStates } from './security/external-login-states.ts';
+import { providerFetch } from './outbound/upstream.ts';
 import { createApp } from './app.ts';
 import { adminRouter } from './admin/router.ts';
 import { patVerifier } from './queries/verify-pat.ts';
@@ -114,11 +115,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     closers.unshift(() => throttle.close());
     const outbound = outboundClient({ allowPrivate: config.outboundAllowPrivate, log });
     closers.unshift(() => outbound.close());
-    const idpFetch = { instance: outbound.fetcher({ trust: 'instance' }), org: outbound.fetcher({ trust: 'app' }) };
-    const idps = {
-      sealingKey: deriveKey(master.key, 'identity provider secret sealing'),
-      fetchFor: (scope: { orgId: string | null }) => (scope.orgId === null ? idpFetch.instance : idpFetch.org),
-    };
+    const idps = { sealingKey: deriveKey(master.key, 'identity provider secret sealing'), fetchFor: providerFetch(outbound) };
     const adapter = createAdapterFactory({ db, redis, clients, onStorageError: (store) => metrics.storageErrors.inc({ store }) });
     const external = { ...idps, states: externalLoginStates(adapter('ExternalLoginState')) };
     const engineDeps = {

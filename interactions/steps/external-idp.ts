@@ -60,7 +60,12 @@ function failurePage(ctx: Context, lang: string, message: string, status: number
 export function externalIdpStep(
   kit: InteractionKit,
   deps: ExternalIdpDeps,
-  steps: { secondFactor: SecondFactorStep; factorSetup: FactorSetupStep; showLoginName: ShowLoginName; showRegistration(ctx: Context, loaded: Loaded): Promise<void> },
+  steps: {
+    secondFactor: SecondFactorStep;
+    factorSetup: FactorSetupStep;
+    showLoginName: ShowLoginName;
+    showRegistration(ctx: Context, loaded: Loaded): Promise<void>;
+  },
 ): ExternalIdpStep {
   const redirectUri = `${deps.issuer}${CALLBACK_PATH}`;
   const orgOf = (loaded: Loaded) => loaded.client?.org_id ?? null;
@@ -90,7 +95,12 @@ export function externalIdpStep(
     );
     deps.events.failed(ctx, 'login_failed', false);
     const t = loaded.page.t;
-    failurePage(ctx, loaded.page.lang, translate(t, reason === 'unreachable' ? 'idpUnreachable' : 'idpFailed', { idp: idpName }), reason === 'unreachable' ? 502 : 400);
+    failurePage(
+      ctx,
+      loaded.page.lang,
+      translate(t, reason === 'unreachable' ? 'idpUnreachable' : 'idpFailed', { idp: idpName }),
+      reason === 'unreachable' ? 502 : 400,
+    );
   }
 
   async function start(ctx: Context): Promise<void> {

@@ -17,7 +17,12 @@ export interface LoginNameStep {
   post(ctx: Context): Promise<void>;
 }
 
-export function loginNameStep(kit: InteractionKit, env: FactorEnv, policies: EffectivePolicy, offered: (loaded: Loaded) => Promise<IdpButton[]>): LoginNameStep {
+export function loginNameStep(
+  kit: InteractionKit,
+  env: FactorEnv,
+  policies: EffectivePolicy,
+  offered: (loaded: Loaded) => Promise<IdpButton[]>,
+): LoginNameStep {
   const show: ShowLoginName = async (ctx, loaded, values, status = 200) => {
     const passkey = await passwordlessOffer(env, policies, loaded);
     // While an external identity waits to be linked, the page is for signing in to the account to link it to.

@@ -43,7 +43,11 @@ function prefilled(loaded: Loaded): RegistrationValues {
   const identity = pendingExternalOf(loaded)?.identity;
   if (!identity) return {};
   const profile = profileOf(identity);
-  return { givenName: profile.firstName === '-' ? '' : profile.firstName, familyName: profile.lastName === '-' ? '' : profile.lastName, email: identity.email ?? '' };
+  return {
+    givenName: profile.firstName === '-' ? '' : profile.firstName,
+    familyName: profile.lastName === '-' ? '' : profile.lastName,
+    email: identity.email ?? '',
+  };
 }
 
 export interface RegisterDeps {

@@ -18,7 +18,11 @@ export type ExternalOutcome = { result: 'signed-in'; userId: string; created: bo
 
 const LANGUAGE_TAG = /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,189}\.[^\s@]+$/;
-const text = (value: string | undefined) => (value ?? '').replace(/\p{Cc}/gu, '').trim().slice(0, 200);
+const text = (value: string | undefined) =>
+  (value ?? '')
+    .replace(/\p{Cc}/gu, '')
+    .trim()
+    .slice(0, 200);
 
 /** The profile the upstream gives, in our fields: names never empty, a language only when it is a language tag. */
 export function profileOf(identity: ExternalIdentity): HumanInput['profile'] {
@@ -81,13 +85,23 @@ async function signInLinked(db: Database, idp: StoredIdp, identity: ExternalIden
  * one transaction; undefined when the login name or email is taken or the
  * profile lacks what a user needs (then the login offers the form).
  */
-export async function createLinkedUser(db: Database, orgId: string, idp: StoredIdp, identity: ExternalIdentity, human: HumanInput): Promise<string | undefined> {
+export async function createLinkedUser(
+  db: Database,
+  orgId: string,
+  idp: StoredIdp,
+  identity: ExternalIdentity,
+  human: HumanInput,
+): Promise<string | undefined> {
   const userId = newId();
   const created = await db.transaction(async (tx) => {
     if ((await userNameTaken(tx, orgId, human.userName)) || (await emailOrLoginTaken(tx, human.email.email))) return false;
     const write = await beginWrite(tx, null);
     await writeHuman(write, human, { userId, orgId }, null);
-    await insertLink(write, { userId, idpId: idp.id, providedUserId: identity.id, providedUserName: identity.preferredUsername ?? identity.email ?? '' }, orgId);
+    await insertLink(
+      write,
+      { userId, idpId: idp.id, providedUserId: identity.id, providedUserName: identity.preferredUsername ?? identity.email ?? '' },
+      orgId,
+    );
     await recordExternalLogin(write, { id: userId, orgId }, idp.id);
     return true;
   });

@@ -4,7 +4,15 @@ import { join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import * as client from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
-import { confidentialAppFor, launchBrowser, needsChromium, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld } from '../support/browser.ts';
+import {
+  confidentialAppFor,
+  launchBrowser,
+  needsChromium,
+  startRelyingParty,
+  startSignInWorld,
+  type RelyingParty,
+  type SignInWorld,
+} from '../support/browser.ts';
 import { ROOT } from '../support/server.ts';
 import { startUpstreamOp, upstreamSignIn, type UpstreamOp } from '../support/upstream-op.ts';
 import { startGithubStyle, startHandmadeOp, type HandmadeUpstream } from '../support/handmade-upstream.ts';
@@ -125,7 +133,7 @@ describe('sign-in through external identity providers, in Chromium', { skip: nee
     return res.body.result;
   }
 
-  test('the login page shows one button per provider of the app\'s org (en, de)', async (t) => {
+  test("the login page shows one button per provider of the app's org (en, de)", async (t) => {
     const page = await freshPage(t);
     await authorize(page);
     for (const name of ['Upstream', 'Linking', 'Form', 'Handmade', 'Forge']) assert.equal(await button(page, name).count(), 1, name);
@@ -134,13 +142,27 @@ describe('sign-in through external identity providers, in Chromium', { skip: nee
     const de = await (await browser.newContext({ locale: 'de-DE' })).newPage();
     t.after(() => de.context().close());
     const url = new URL(page.url());
-    await de.goto(client.buildAuthorizationUrl(config, { redirect_uri: rp.callback, scope: 'openid', ui_locales: 'de', code_challenge: await client.calculatePKCECodeChallenge('x'.repeat(43)), code_challenge_method: 'S256' }).href);
+    await de.goto(
+      client.buildAuthorizationUrl(config, {
+        redirect_uri: rp.callback,
+        scope: 'openid',
+        ui_locales: 'de',
+        code_challenge: await client.calculatePKCECodeChallenge('x'.repeat(43)),
+        code_challenge_method: 'S256',
+      }).href,
+    );
     assert.equal(await de.getByRole('button', { name: 'Mit Upstream anmelden' }).count(), 1);
     assert.ok(url.pathname.startsWith('/ui/login/'));
   });
 
-  test('isAutoCreation: a new user in the app\'s org, linked, amr fed; isAutoUpdate updates the profile at the next sign-in', async (t) => {
-    upstream.accounts.set('ada', { preferred_username: 'ada', email: 'ada@upstream.example', email_verified: true, given_name: 'Ada', family_name: 'Lovelace' });
+  test("isAutoCreation: a new user in the app's org, linked, amr fed; isAutoUpdate updates the profile at the next sign-in", async (t) => {
+    upstream.accounts.set('ada', {
+      preferred_username: 'ada',
+      email: 'ada@upstream.example',
+      email_verified: true,
+      given_name: 'Ada',
+      family_name: 'Lovelace',
+    });
     const page = await freshPage(t);
     const flow = await authorize(page);
     await button(page, 'Upstream').click();
@@ -247,6 +269,22 @@ describe('sign-in through external identity providers, in Chromium', { skip: nee
       (await links(String(claims.sub))).map((l) => [l.idpType, l.providedUserId, l.providedUserName]),
       [['IDP_TYPE_OAUTH', '4711', 'octo']],
     );
+  });
+
+  test('forceMfa asks a second factor of an external sign-in unless forceMfaLocalOnly', async (t) => {
+    t.after(() => world.api('PUT', '/management/v1/policies/login', { forceMfa: false, forceMfaLocalOnly: false }));
+    assert.equal((await world.api('PUT', '/management/v1/policies/login', { forceMfa: true, forceMfaLocalOnly: true })).status, 200);
+    const page = await freshPage(t);
+    const flow = await authorize(page);
+    await button(page, 'Forge').click();
+    assert.deepEqual((await flow.finish()).amr, ['fed'], 'local only: no second factor');
+    assert.equal((await world.api('PUT', '/management/v1/policies/login', { forceMfaLocalOnly: false })).status, 200);
+    const strict = await freshPage(t);
+    await authorize(strict);
+    await button(strict, 'Forge').click();
+    await strict.waitForSelector('main h1');
+    assert.ok(new URL(strict.url()).pathname.startsWith('/ui/login/'), 'the login stops for the second factor');
+    assert.ok(!strict.url().startsWith(rp.callback));
   });
 
   for (const tamper of ['nonce', 'audience', 'signature'] as const) {

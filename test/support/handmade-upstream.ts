@@ -117,7 +117,8 @@ export async function startGithubStyle(user: Record<string, unknown>): Promise<H
       let body = '';
       for await (const chunk of req) body += chunk;
       const form = new URLSearchParams(body);
-      if (!codes.delete(form.get('code') ?? '') || form.get('client_secret') !== upstream.clientSecret) return json(res, 400, { error: 'bad_verification_code' });
+      if (!codes.delete(form.get('code') ?? '') || form.get('client_secret') !== upstream.clientSecret)
+        return json(res, 400, { error: 'bad_verification_code' });
       return json(res, 200, { access_token: 'gho_handmade', token_type: 'bearer', scope: 'read:user' });
     }
     if (url.pathname === '/user') {
