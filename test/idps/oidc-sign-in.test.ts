@@ -287,8 +287,8 @@ describe('sign-in through external identity providers, in Chromium', { skip: nee
     assert.ok(!strict.url().startsWith(rp.callback));
   });
 
-  for (const tamper of ['nonce', 'audience', 'signature'] as const) {
-    test(`an ID token with the wrong ${tamper} is refused with the page: no session, nobody created`, async (t) => {
+  for (const tamper of ['nonce', 'audience', 'signature', 'garbage'] as const) {
+    test(`an answer with ${tamper === 'garbage' ? 'no JSON at the token endpoint' : `an ID token of the wrong ${tamper}`} is refused with the page: no session, nobody created`, async (t) => {
       handmade.tamper = tamper;
       t.after(() => {
         handmade.tamper = 'none';

@@ -8,7 +8,7 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
  * and can mint a tampered ID token (`tamper`), and a GitHub-style OAuth
  * server (authorize, token and user endpoints, no ID token).
  */
-export type Tamper = 'none' | 'nonce' | 'audience' | 'signature';
+export type Tamper = 'none' | 'nonce' | 'audience' | 'signature' | 'garbage';
 
 export interface HandmadeUpstream {
   issuer: string;
@@ -76,6 +76,10 @@ export async function startHandmadeOp(sub: string): Promise<HandmadeUpstream> {
       for await (const chunk of req) body += chunk;
       const code = codes.get(new URLSearchParams(body).get('code') ?? '');
       if (!code) return json(res, 400, { error: 'invalid_grant' });
+      if (upstream.tamper === 'garbage') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end('<html>not what you asked for');
+      }
       const idToken = await new SignJWT({
         nonce: upstream.tamper === 'nonce' ? 'another-nonce' : code.nonce,
         email: `${sub}@handmade.example`,
