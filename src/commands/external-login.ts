@@ -71,7 +71,7 @@ async function applyUpdate(write: Write, user: UserRow, identity: ExternalIdenti
 /** The linked user signs in (its profile updated with isAutoUpdate, `user.human.externallogin.check.succeeded` recorded); a user not active is refused. */
 async function signInLinked(db: Database, idp: StoredIdp, identity: ExternalIdentity, userId: string): Promise<ExternalOutcome> {
   const user = await findUser(db, userId);
-  if (!user || user.state !== 'active') return { result: 'refused' };
+  if (user?.state !== 'active') return { result: 'refused' };
   await db.transaction(async (tx) => {
     const write = await beginWrite(tx, null);
     if (idp.options.isAutoUpdate) await applyUpdate(write, user, identity);
