@@ -35,6 +35,8 @@ export const SHORT_LIVED_MODELS: ReadonlySet<string> = new Set([
   // Ours: SAML requests waiting for their sign-in, and the ids of requests seen (src/saml/request-store.ts).
   'SamlRequest',
   'SamlRequestId',
+  // Ours: a login's trip to an external provider (src/security/external-login-states.ts).
+  'ExternalLoginState',
 ]);
 
 export interface AdapterStores {

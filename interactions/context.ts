@@ -9,6 +9,7 @@ import { CATALOGUES, chooseLanguage, translate } from '../src/pages/i18n.ts';
 import { messagePage } from '../src/pages/messages.ts';
 import { StoreUnavailable } from '../src/storage/outage.ts';
 import type { AuthThrottle } from '../src/security/auth-throttle.ts';
+import type { ExternalIdentity } from '../src/outbound/upstream.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
 import type { PageContext } from './views/parts.ts';
 
@@ -69,6 +70,8 @@ export interface PendingLogin {
   setup?: boolean;
   verified?: boolean;
   factor?: string;
+  /** The first factor was a sign-in through an external provider: its `amr` (`fed` and the upstream's) leads the login's. */
+  federated?: string[];
 }
 
 const PENDING = 'pendingSecondFactor';
@@ -88,6 +91,29 @@ export async function savePending(loaded: Loaded, pending: PendingLogin, extra: 
 export async function saveResult(loaded: Loaded, fields: Record<string, unknown>): Promise<void> {
   loaded.interaction.result = { ...loaded.interaction.result, ...fields };
   await saveInteraction(loaded.interaction);
+/**
+ * An identity an external provider vouched for that is linked to no user
+ * yet (docs/idps.md): kept in the interaction, server side, while the user
+ * signs in to the account to link it to, or registers one.
+ */
+export interface PendingExternal {
+  idpId: string;
+  idpName: string;
+  identity: ExternalIdentity;
+  /** The provider's isCreationAllowed: the registration form is offered, filled in from the identity. */
+  creationAllowed: boolean;
+}
+
+const EXTERNAL = 'pendingExternal';
+
+export async function savePendingExternal(loaded: Loaded, pending: PendingExternal): Promise<void> {
+  const { interaction } = loaded;
+  interaction.result = { ...interaction.result, [EXTERNAL]: pending };
+  await saveInteraction(interaction);
+}
+
+export function pendingExternalOf(loaded: Loaded): PendingExternal | undefined {
+  return loaded.interaction.result?.[EXTERNAL] as PendingExternal | undefined;
 }
 
 /** The pending login, or undefined after rendering the "session expired" page. */
@@ -98,7 +124,7 @@ export function pendingOf(ctx: Context, loaded: Loaded): PendingLogin | undefine
 }
 
 /** The login-name page with a message: where a step that cannot go on sends the user back to. */
-export type ShowLoginName = (ctx: Context, loaded: Loaded, values: { loginName?: string; error?: string }, status?: number) => Promise<void>;
+export type ShowLoginName = (ctx: Context, loaded: Loaded, values: { loginName?: string; error?: string; notice?: string }, status?: number) => Promise<void>;
 
 /** What the steps share: loading the interaction, the CSRF check, finishing it. */
 export interface InteractionKit {
@@ -160,7 +186,7 @@ export function interactionKit(settings: KitSettings): InteractionKit {
 
   async function finish(ctx: Context, loaded: Loaded, result: Record<string, unknown>): Promise<void> {
     const { interaction } = loaded;
-    const { [PENDING]: _done, ...earlier } = interaction.result ?? {};
+    const { [PENDING]: _done, [EXTERNAL]: _linked, ...earlier } = interaction.result ?? {};
     interaction.result = { ...earlier, ...result };
     await saveInteraction(interaction);
     ctx.status = 303;
@@ -195,7 +221,8 @@ export function interactionKit(settings: KitSettings): InteractionKit {
     // (src/engine/first-party-grant.ts) grants the requested scopes when the
     // engine resumes, so a consent prompt (the one offline_access asks for)
     // would only cost the browser another round trip through this UI.
-    const methods = [...(amr ?? ['pwd'])];
+    const federated = (loaded.interaction.result?.[PENDING] as PendingLogin | undefined)?.federated;
+    const methods = federated ? [...new Set([...federated, ...(amr ?? []).filter((m) => m !== 'pwd')])] : [...(amr ?? ['pwd'])];
     await finish(ctx, loaded, {
       ...extra,
       select_account: {},

@@ -53,6 +53,6 @@ export async function afterFirstFactor(state: {
 }
 
 /** A second factor is required of this login (src/engine/second-factor-rule.ts: forceMfa or acr_values=mfa). */
-export function factorRequired(forcedMfa: ForcedMfa, interaction: Pick<Interaction, 'params'>, accountId: string): Promise<boolean> {
-  return secondFactorRequired(forcedMfa, accountId, (interaction.params as Record<string, unknown>).acr_values);
+export function factorRequired(forcedMfa: ForcedMfa, interaction: Pick<Interaction, 'params'>, accountId: string, amr?: readonly string[]): Promise<boolean> {
+  return secondFactorRequired(forcedMfa, accountId, (interaction.params as Record<string, unknown>).acr_values, amr);
 }

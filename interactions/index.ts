@@ -1,1 +1,1 @@
-export { interactionRoutes as interactionRouter, type InteractionDeps } from './router.ts';
+export { interactionRoutes as interactionRouter, externalCallbackRoutes, type InteractionDeps } from './router.ts';

@@ -35,6 +35,7 @@ import { codePageKit } from './steps/code-page-kit.ts';
 import { registerStep } from './steps/register.ts';
 import { secondFactorStep } from './steps/second-factor.ts';
 import { selectAccountStep } from './steps/select-account.ts';
+import { CALLBACK_PATH, externalCallback, type ExternalIdpDeps, externalIdpStep, type ExternalIdpStep } from './steps/external-idp.ts';
 
 export interface InteractionDeps {
   engine: EngineHolder;
@@ -65,6 +66,8 @@ export interface InteractionDeps {
   webauthnRpId?: string;
   /** The key of the self-service codes' digests and the issuer their links point to. */
   codes: CodeSettings;
+  /** Sign-ins through external identity providers (docs/idps.md). */
+  external: Pick<ExternalIdpDeps, 'states' | 'sealingKey' | 'fetchFor'>;
 }
 
 /** Answers what the steps throw: the stores down, the instance busy, the interaction gone. */
@@ -120,13 +123,21 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     announce,
   };
 
-  const loginName = loginNameStep(kit, env, deps.policies);
+  // The login-name page offers the providers; a provider's sign-in may lead back to it (to link an account).
+  let external: ExternalIdpStep | undefined;
+  const loginName = loginNameStep(kit, env, deps.policies, async (loaded) => (external ? external.offered(loaded) : []));
   const secondFactor = secondFactorStep(kit, env, events, deps.throttle);
   const factorSetup = factorSetupStep(kit, env, deps.policies, events);
   const selfService = { db: deps.db, codes: deps.codes, settings: deps.orgSettings, engine: deps.engine, announce };
   const mailVerification = mailVerificationStep(kit, { ...selfService, policies: deps.policies, throttle: deps.throttle });
   const afterPassword = afterPasswordStep(kit, { ...deps, events, announce }, { mailVerification, secondFactor, factorSetup });
-  const register = registerStep(kit, deps, factorSetup, mailVerification);
+  const linkPending: ExternalIdpStep['linkPending'] = (ctx, loaded, userId) => external!.linkPending(ctx, loaded, userId);
+  const register = registerStep(kit, { ...deps, linkPending }, factorSetup, mailVerification);
+  external = externalIdpStep(
+    kit,
+    { ...deps, ...deps.external, events, issuer: deps.engine.provider.issuer },
+    { secondFactor, factorSetup, showLoginName: loginName.show, showRegistration: register.show },
+  );
   const selectAccount = selectAccountStep(kit, deps.db, loginName.show);
   const consent = consentStep(kit);
 
@@ -149,10 +160,12 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     }
   });
   router.post('/:uid/login-name', loginName.post);
-  router.post('/:uid/password', passwordStep(kit, { ...deps, events, announce }, afterPassword));
+  router.post('/:uid/password', passwordStep(kit, { ...deps, events, announce, linkPending }, afterPassword));
   router.post('/:uid/password/reset', forgotPasswordStep(kit, selfService));
   router.post('/:uid/mail/verification', mailVerification.post(afterPassword));
   router.post('/:uid/mail/verification/resend', mailVerification.resend);
+  router.post('/:uid/idp/:idpId', external.start);
+  router.get('/:uid/idps/return', external.complete);
   router.post('/:uid/passkey', passwordlessStep(kit, env, deps.policies, events, deps.throttle, loginName.show));
   for (const factor of SECOND_FACTORS) {
     router.post(`/:uid/${factor.verifyPath}`, secondFactor.verify(factor));
@@ -162,5 +175,13 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   router.post('/:uid/select', selectAccount.post);
   router.get('/:uid/register', async (ctx) => register.show(ctx, await kit.load(ctx)));
   router.post('/:uid/register', register.post);
+  return router;
+}
+
+/** `{ISSUER}/idps/callback`, the redirect URI of every external provider (docs/idps.md): on to the interaction that left for it. */
+export function externalCallbackRoutes(deps: Pick<InteractionDeps, 'external'>): Router {
+  const router = new Router({ sensitive: true, strict: true });
+  router.use(CALLBACK_PATH, pageErrors);
+  router.get(CALLBACK_PATH, externalCallback(deps.external.states));
   return router;
 }

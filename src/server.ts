@@ -32,7 +32,9 @@ import { machineKeyCache } from './storage/machine-key-cache.ts';
 import { featureCache } from './storage/feature-cache.ts';
 import { policyCache } from './queries/policy-cache.ts';
 import type { FeatureName } from './storage/features.ts';
-import { interactionRouter } from '../interactions/index.ts';
+import { externalCallbackRoutes, interactionRouter } from '../interactions/index.ts';
+import { externalLoginStates } from './security/external-login-states.ts';
+import { providerFetch } from './outbound/upstream.ts';
 import { createApp } from './app.ts';
 import { samlRoutes } from './saml/router.ts';
 import { adminRouter } from './admin/router.ts';
@@ -117,12 +119,9 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     closers.unshift(() => throttle.close());
     const outbound = outboundClient({ allowPrivate: config.outboundAllowPrivate, log });
     closers.unshift(() => outbound.close());
-    const idpFetch = { instance: outbound.fetcher({ trust: 'instance' }), org: outbound.fetcher({ trust: 'app' }) };
-    const idps = {
-      sealingKey: deriveKey(master.key, 'identity provider secret sealing'),
-      fetchFor: (scope: { orgId: string | null }) => (scope.orgId === null ? idpFetch.instance : idpFetch.org),
-    };
+    const idps = { sealingKey: deriveKey(master.key, 'identity provider secret sealing'), fetchFor: providerFetch(outbound) };
     const adapter = createAdapterFactory({ db, redis, clients, onStorageError: (store) => metrics.storageErrors.inc({ store }) });
+    const external = { ...idps, states: externalLoginStates(adapter('ExternalLoginState')) };
     const engineDeps = {
       config,
       db,
@@ -208,8 +207,10 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           challenges: challengeStore(adapter('WebAuthnChallenge')),
           webauthnRpId: config.webauthnRpId,
           codes: { key: secretKey, issuer: config.issuer },
+          external,
         }),
         samlRoutes({ db, engine, issuer: config.issuer, signingKeys: () => currentKeys, adapter }),
+        externalCallbackRoutes({ external }),
       ],
     });
     const { server, connections } = await listen(app, config);

@@ -2,7 +2,8 @@ import type { Context } from 'koa';
 import type { EffectivePolicy } from '../../src/domain/policies/kind.ts';
 import { findUser } from '../../src/storage/users.ts';
 import { loginName } from '../../src/domain/users.ts';
-import { form, type InteractionKit, type Loaded, render, type ShowLoginName, text } from '../context.ts';
+import { form, type InteractionKit, type Loaded, pendingExternalOf, render, type ShowLoginName, text } from '../context.ts';
+import type { IdpButton } from '../views/external-idp.ts';
 import type { FactorEnv } from '../factors/index.ts';
 import { loginNamePage, passwordPage } from '../views/sign-in.ts';
 import { passwordlessOffer } from './passkey.ts';
@@ -16,10 +17,17 @@ export interface LoginNameStep {
   post(ctx: Context): Promise<void>;
 }
 
-export function loginNameStep(kit: InteractionKit, env: FactorEnv, policies: EffectivePolicy): LoginNameStep {
+export function loginNameStep(
+  kit: InteractionKit,
+  env: FactorEnv,
+  policies: EffectivePolicy,
+  offered: (loaded: Loaded) => Promise<IdpButton[]>,
+): LoginNameStep {
   const show: ShowLoginName = async (ctx, loaded, values, status = 200) => {
     const passkey = await passwordlessOffer(env, policies, loaded);
-    render(ctx, loginNamePage(loaded.page, { ...values, canRegister: await canRegister(policies, loaded), passkey }), status);
+    // While an external identity waits to be linked, the page is for signing in to the account to link it to.
+    const idps = pendingExternalOf(loaded) ? [] : await offered(loaded);
+    render(ctx, loginNamePage(loaded.page, { ...values, canRegister: await canRegister(policies, loaded), passkey, idps }), status);
   };
 
   async function currentLoginName(loaded: Loaded): Promise<string | undefined> {

@@ -3,7 +3,7 @@ import type { Database } from '../../src/storage/database.ts';
 import type { ForcedMfa } from '../../src/engine/second-factor-rule.ts';
 import type { AuthThrottle } from '../../src/security/auth-throttle.ts';
 import { passwordLogin } from '../../src/commands/password-login.ts';
-import { form, type InteractionKit, render, text, throttled } from '../context.ts';
+import { form, type InteractionKit, type Loaded, render, text, throttled } from '../context.ts';
 import { afterFirstFactor, factorRequired } from '../flow.ts';
 import type { LoginEvents } from '../login-events.ts';
 import { heldFactors } from '../factors/index.ts';
@@ -19,6 +19,8 @@ export interface PasswordDeps {
   throttle?: AuthThrottle;
   /** Tells every node's caches that users changed (a login locked or unlocked one). */
   announce?: () => void;
+  /** Links the identity a provider vouched for, if one waits (steps/external-idp.ts). */
+  linkPending?: (ctx: Context, loaded: Loaded, userId: string) => Promise<void>;
 }
 
 /** What follows the first factor (docs/architecture.md): flow.ts decides, each step shows its page. */
@@ -57,6 +59,7 @@ export function passwordStep(kit: InteractionKit, deps: PasswordDeps, proceed: A
       const error = outcome.result === 'locked' ? loaded.page.t.accountLocked : loaded.page.t.wrongCredentials;
       return render(ctx, passwordPage(loaded.page, { loginName: name, error }));
     }
+    await deps.linkPending?.(ctx, loaded, outcome.userId);
     await proceed(ctx, loaded, { accountId: outcome.userId, loginName: name });
   };
 }

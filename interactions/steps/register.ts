@@ -12,7 +12,8 @@ import type { HumanInput, OrgSettings } from '../../src/commands/setup-org.ts';
 import { validator } from '../../src/admin/validate.ts';
 import { humanSchema } from '../../src/admin/schemas.ts';
 import { translate } from '../../src/pages/i18n.ts';
-import { form, type InteractionKit, type Loaded, render, renderMessage, text, throttled } from '../context.ts';
+import { form, type InteractionKit, type Loaded, pendingExternalOf, render, renderMessage, text, throttled } from '../context.ts';
+import { profileOf } from '../../src/commands/external-login.ts';
 import { factorRequired } from '../flow.ts';
 import type { PageContext } from '../views/parts.ts';
 import { type RegistrationValues, registrationPage } from '../views/registration.ts';
@@ -34,11 +35,27 @@ type FieldErrors = NonNullable<RegistrationValues['errors']>;
  */
 export async function canRegister(policies: EffectivePolicy, loaded: Loaded): Promise<boolean> {
   const orgId = loaded.client?.org_id;
-  return Boolean(orgId) && (await policies(LOGIN_POLICY, orgId!)).allowRegister;
+  if (!orgId) return false;
+  // An identity from a provider whose isCreationAllowed says so may register (docs/idps.md).
+  return pendingExternalOf(loaded)?.creationAllowed === true || (await policies(LOGIN_POLICY, orgId)).allowRegister;
+}
+
+/** The registration form's values from the identity a provider vouched for, if one waits. */
+function prefilled(loaded: Loaded): RegistrationValues {
+  const identity = pendingExternalOf(loaded)?.identity;
+  if (!identity) return {};
+  const profile = profileOf(identity);
+  return {
+    givenName: profile.firstName === '-' ? '' : profile.firstName,
+    familyName: profile.lastName === '-' ? '' : profile.lastName,
+    email: identity.email ?? '',
+  };
 }
 
 export interface RegisterDeps {
   db: Database;
+  /** Links the identity a provider vouched for, if one waits (steps/external-idp.ts). */
+  linkPending?: (ctx: Context, loaded: Loaded, userId: string) => Promise<void>;
   orgSettings: OrgSettings;
   codes: CodeSettings;
   policies: EffectivePolicy;
@@ -57,7 +74,7 @@ export function registerStep(kit: InteractionKit, deps: RegisterDeps, factorSetu
 
   async function show(ctx: Context, loaded: Loaded): Promise<void> {
     if (!(await canRegister(deps.policies, loaded))) return renderMessage(ctx, loaded, 'registrationClosed', 403);
-    render(ctx, registrationPage(loaded.page, {}, minPassword));
+    render(ctx, registrationPage(loaded.page, prefilled(loaded), minPassword));
   }
 
   function fieldErrors(page: PageContext, values: RegistrationValues, password: string, repeat: string): FieldErrors {
@@ -111,6 +128,7 @@ export function registerStep(kit: InteractionKit, deps: RegisterDeps, factorSetu
     if (throttled(ctx, loaded.page, deps.throttle)) return;
     const userId = await create(ctx, loaded, orgId, values, password);
     if (!userId) return;
+    await deps.linkPending?.(ctx, loaded, userId);
     const user = await findUser(deps.db, userId);
     const name = user ? loginName(user.user_name, user.primary_domain) : (values.email ?? '');
     // The registration has just sent VerifyEmail: the page waits for its code.

@@ -1,14 +1,19 @@
 import { escapeHtml as e, page } from '../../src/pages/layout.ts';
 import { translate } from '../../src/pages/i18n.ts';
 import { selfServiceTexts } from '../../src/pages/self-service-i18n.ts';
+import { type IdpButton, idpButtons } from './external-idp.ts';
 import { type AccountChoice, errorBox, hidden, initial, type PageContext, type PasskeyCeremony, passkeyForm } from './parts.ts';
 
-export function loginNamePage(c: PageContext, values: { loginName?: string; error?: string; canRegister: boolean; passkey?: PasskeyCeremony }): string {
+export function loginNamePage(
+  c: PageContext,
+  values: { loginName?: string; error?: string; notice?: string; canRegister: boolean; passkey?: PasskeyCeremony; idps?: IdpButton[] },
+): string {
   return page(
     c.t.signIn,
     `
 <h1>${e(c.t.signIn)}</h1>
 <p class="lead">${e(translate(c.t, 'signInTo', { app: c.appName }))}</p>
+${values.notice ? `<p class="notice" role="status">${e(values.notice)}</p>` : ''}
 ${errorBox(values.error)}
 <form method="post" action="${e(c.action)}/login-name" novalidate>
   ${hidden('csrf', c.csrf)}
@@ -20,7 +25,8 @@ ${errorBox(values.error)}
     <button type="submit">${e(c.t.next)}</button>
   </div>
 </form>
-${values.passkey ? passkeyForm('authenticate', values.passkey, c.t.passkeySignIn, `<p class="or">${e(c.t.or)}</p>`, 'secondary-button') : ''}`,
+${values.passkey ? passkeyForm('authenticate', values.passkey, c.t.passkeySignIn, `<p class="or">${e(c.t.or)}</p>`, 'secondary-button') : ''}
+${idpButtons(c, values.idps ?? [])}`,
     c.lang,
   );
 }

@@ -36,7 +36,7 @@ export function interactionPolicyFor(forced: ForcedMfa): interactionPolicy.Promp
   policy.get('login')!.checks.add(
     new Check(SECOND_FACTOR_REASON, 'a second factor is required', 'interaction_required', async (ctx: KoaContextWithOIDC) => {
       const { session, params } = ctx.oidc;
-      return session?.accountId && (await secondFactorMissing(forced, session.accountId, params?.acr_values, session.acr))
+      return session?.accountId && (await secondFactorMissing(forced, session.accountId, params?.acr_values, session.acr, session.amr))
         ? Check.REQUEST_PROMPT
         : Check.NO_NEED_TO_PROMPT;
     }),

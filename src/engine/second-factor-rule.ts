@@ -5,13 +5,19 @@ import type { UserLookup } from './accounts.ts';
 import { MFA_ACR } from './acr.ts';
 import { spaceSeparated } from '../domain/space-separated.ts';
 
-/** Whether the login policy of the user's org forces a second factor on them (forceMfa; humans only). */
-export type ForcedMfa = (accountId: string) => Promise<boolean>;
+/**
+ * Whether the login policy of the user's org forces a second factor on a
+ * sign-in of theirs with the methods `amr` (forceMfa; humans only): not on
+ * one through an external provider (`fed`) while forceMfaLocalOnly says so.
+ */
+export type ForcedMfa = (accountId: string, amr?: readonly string[]) => Promise<boolean>;
 
 export function forcedMfaOf(lookupUser: UserLookup, policies: EffectivePolicy): ForcedMfa {
-  return async (accountId) => {
+  return async (accountId, amr) => {
     const user = await lookupUser(accountId);
-    return user?.type === 'human' && (await policies(LOGIN_POLICY, user.org_id)).forceMfa;
+    if (user?.type !== 'human') return false;
+    const policy = await policies(LOGIN_POLICY, user.org_id);
+    return policy.forceMfa && !(policy.forceMfaLocalOnly && amr?.includes('fed'));
   };
 }
 
@@ -26,19 +32,20 @@ export function mfaRequested(acrValues: unknown): boolean {
  * it of a fresh sign-in, the interaction policy of a browser session, the
  * token endpoint of codes and refresh tokens.
  */
-export async function secondFactorRequired(forced: ForcedMfa, accountId: string, acrValues: unknown): Promise<boolean> {
-  return mfaRequested(acrValues) || forced(accountId);
+export async function secondFactorRequired(forced: ForcedMfa, accountId: string, acrValues: unknown, amr?: readonly string[]): Promise<boolean> {
+  return mfaRequested(acrValues) || forced(accountId, amr);
 }
 
 /** A sign-in whose `acr` does not show a second factor, of which one is required. */
-export async function secondFactorMissing(forced: ForcedMfa, accountId: string, acrValues: unknown, acr: unknown): Promise<boolean> {
-  return acr !== MFA_ACR && secondFactorRequired(forced, accountId, acrValues);
+export async function secondFactorMissing(forced: ForcedMfa, accountId: string, acrValues: unknown, acr: unknown, amr?: unknown): Promise<boolean> {
+  return acr !== MFA_ACR && secondFactorRequired(forced, accountId, acrValues, Array.isArray(amr) ? amr : undefined);
 }
 
 /** What the token endpoint hands findAccount: the code, device code or refresh token being redeemed. */
 interface RedeemedToken {
   kind?: string;
   acr?: string;
+  amr?: string[];
   sessionUid?: string;
 }
 
@@ -59,7 +66,7 @@ export function secondFactorAtTokenEndpoint(findAccount: FindAccount, forced: Fo
       ctx.oidc?.route === 'token' &&
       redeemed?.sessionUid &&
       FROM_SIGN_IN.has(redeemed.kind ?? '') &&
-      (await secondFactorMissing(forced, sub, undefined, redeemed.acr))
+      (await secondFactorMissing(forced, sub, undefined, redeemed.acr, redeemed.amr))
     ) {
       throw new errors.CustomOIDCProviderError('invalid_grant', 'the login policy requires a second factor: sign in again');
     }

@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import type { Upstream } from '../domain/idps.ts';
-import type { OutboundFetch } from './client.ts';
+import type { OutboundClient, OutboundFetch } from './client.ts';
 import { OutboundError } from './errors.ts';
 
 /**
@@ -44,6 +44,17 @@ export interface LoginChecks {
 }
 
 const TIMEOUT_SECONDS = 5;
+
+/**
+ * The outbound fetch for a provider: an instance-level one (IAM_OWNER's)
+ * may reach loopback and private addresses (an intranet IdP), an org's
+ * only while OUTBOUND_ALLOW_PRIVATE is on.
+ */
+export function providerFetch(outbound: Pick<OutboundClient, 'fetcher'>): (scope: { orgId: string | null }) => OutboundFetch {
+  const instance = outbound.fetcher({ trust: 'instance' });
+  const org = outbound.fetcher({ trust: 'app' });
+  return (scope) => (scope.orgId === null ? instance : org);
+}
 
 function typed(err: unknown): UpstreamError {
   if (err instanceof UpstreamError) return err;

@@ -94,6 +94,15 @@ const en = {
   loggedOut: 'You can close this window.',
   samlRefused: 'This sign-in request was refused: {reason}. Go back to the application and start again, or ask its administrator.',
   samlSending: 'Returning you to {app}…',
+  // External identity providers (docs/idps.md).
+  idpSignInWith: 'Sign in with {idp}',
+  idpFailed: 'The sign-in with {idp} did not work. Nothing was changed; go back to the application and try again.',
+  idpUnreachable: '{idp} could not be reached. Try again in a moment.',
+  idpRefused: 'This account cannot sign in. Ask your administrator.',
+  idpNoAccount: 'No account here is linked to your {idp} account, and none may be created for it. Ask your administrator.',
+  idpLinkOffer: 'Your {idp} account is not linked to an account here yet. Sign in with your account here to link it.',
+  idpRegisterOffer: 'Or create a new account with the details from {idp}:',
+  idpLinkTaken: 'This {idp} account is linked to another account already.',
 } as const;
 
 export type Messages = Record<keyof typeof en, string>;
@@ -192,6 +201,14 @@ const de: Messages = {
   samlRefused:
     'Diese Anmeldeanfrage wurde abgelehnt: {reason}. Kehren Sie zur Anwendung zurück und beginnen Sie erneut, oder wenden Sie sich an ihre Administration.',
   samlSending: 'Sie werden zu {app} zurückgeleitet…',
+  idpSignInWith: 'Mit {idp} anmelden',
+  idpFailed: 'Die Anmeldung mit {idp} hat nicht funktioniert. Es wurde nichts geändert; kehren Sie zur Anwendung zurück und versuchen Sie es erneut.',
+  idpUnreachable: '{idp} ist nicht erreichbar. Versuchen Sie es gleich noch einmal.',
+  idpRefused: 'Dieses Konto kann sich nicht anmelden. Wenden Sie sich an Ihre Administration.',
+  idpNoAccount: 'Mit Ihrem {idp}-Konto ist hier kein Konto verknüpft, und es darf keines dafür angelegt werden. Wenden Sie sich an Ihre Administration.',
+  idpLinkOffer: 'Ihr {idp}-Konto ist noch mit keinem Konto hier verknüpft. Melden Sie sich mit Ihrem Konto hier an, um es zu verknüpfen.',
+  idpRegisterOffer: 'Oder legen Sie ein neues Konto mit den Angaben von {idp} an:',
+  idpLinkTaken: 'Dieses {idp}-Konto ist bereits mit einem anderen Konto verknüpft.',
 };
 
 export const CATALOGUES: Record<string, Messages> = { en, de };

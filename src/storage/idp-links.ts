@@ -84,3 +84,32 @@ export async function deleteLink(write: Write, link: { userId: string; idpId: st
   });
   return true;
 }
+
+/** `user.human.externallogin.check.succeeded`: the user signed in through the provider. */
+export async function recordExternalLogin(write: Write, user: { id: string; orgId: string }, idpId: string): Promise<void> {
+  await write.append({
+    aggregateType: 'user',
+    aggregateId: user.id,
+    type: 'user.human.externallogin.check.succeeded',
+    resourceOwner: user.orgId,
+    payload: { idpId },
+  });
+}
+
+/** The email address the provider gives, with its verified flag (isAutoUpdate). */
+export async function updateEmailFromUpstream(write: Write, user: { id: string; orgId: string }, email: string, verified: boolean): Promise<void> {
+  const sequence = await write.append({
+    aggregateType: 'user',
+    aggregateId: user.id,
+    type: 'user.human.email.changed',
+    resourceOwner: user.orgId,
+    payload: { email, isEmailVerified: verified },
+  });
+  await write.tx.query('UPDATE users SET email = $2, email_verified = $3, sequence = $4, change_date = $5 WHERE id = $1', [
+    user.id,
+    email,
+    verified,
+    sequence,
+    write.at,
+  ]);
+}
