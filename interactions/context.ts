@@ -91,6 +91,8 @@ export async function savePending(loaded: Loaded, pending: PendingLogin, extra: 
 export async function saveResult(loaded: Loaded, fields: Record<string, unknown>): Promise<void> {
   loaded.interaction.result = { ...loaded.interaction.result, ...fields };
   await saveInteraction(loaded.interaction);
+}
+
 /**
  * An identity an external provider vouched for that is linked to no user
  * yet (docs/idps.md): kept in the interaction, server side, while the user
@@ -107,9 +109,7 @@ export interface PendingExternal {
 const EXTERNAL = 'pendingExternal';
 
 export async function savePendingExternal(loaded: Loaded, pending: PendingExternal): Promise<void> {
-  const { interaction } = loaded;
-  interaction.result = { ...interaction.result, [EXTERNAL]: pending };
-  await saveInteraction(interaction);
+  await saveResult(loaded, { [EXTERNAL]: pending });
 }
 
 export function pendingExternalOf(loaded: Loaded): PendingExternal | undefined {

@@ -126,7 +126,12 @@ export function externalIdpStep(
     const user = await findUser(deps.db, userId);
     const name = user ? loginName(user.user_name, user.primary_domain) : '';
     const next = (await factorRequired(deps.forcedMfa, loaded.interaction, userId, amr))
-      ? await afterFirstFactor({ holdsFactor: (await heldFactors(deps, userId)).length > 0, factorRequired: async () => true })
+      ? // The provider vouched for the identity: its sign-in does not stop at the email verification page.
+        await afterFirstFactor({
+          emailUnverified: async () => false,
+          holdsFactor: (await heldFactors(deps, userId)).length > 0,
+          factorRequired: async () => true,
+        })
       : 'done';
     const pending = { accountId: userId, loginName: name, federated: amr };
     if (next === 'second-factor') return steps.secondFactor.begin(ctx, loaded, pending);
