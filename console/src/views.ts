@@ -7,6 +7,7 @@ import type { SearchResult } from '../../src/domain/search.ts';
 
 export type { SearchResult };
 export type { AppView } from '../../src/queries/apps.ts';
+export type { SamlAppView } from '../../src/queries/saml-apps.ts';
 export type { CredentialView, UserGrantView, UserView } from '../../src/queries/get-user.ts';
 export type { OrgPolicyView, PolicyView } from '../../src/queries/policies.ts';
 export type { ProjectView } from '../../src/queries/projects.ts';

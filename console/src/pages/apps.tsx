@@ -5,7 +5,7 @@ import { ruleText, t } from '../i18n.ts';
 import { ConfirmButton } from '../confirm.tsx';
 import { ResultTable, type Column } from '../result-table.tsx';
 import { href, navigate } from '../router.ts';
-import type { AppView, ChangedApp, CreatedApp, IssuedAppKey, ProjectListItem, RegeneratedSecret } from '../views.ts';
+import type { AppView, ChangedApp, CreatedApp, IssuedAppKey, ProjectListItem, RegeneratedSecret, SamlAppView } from '../views.ts';
 import {
   ACCESS_TOKEN_TYPES as ACCESS_TOKEN_TYPE_VALUES,
   APP_DEFAULTS,
@@ -40,10 +40,14 @@ const words = (value: string, prefix: string) => value.slice(prefix.length).repl
 
 const projectParam = () => new URLSearchParams(location.search).get('project') ?? '';
 
-const COLUMNS: Array<Column<AppView>> = [
-  { header: t('name'), cell: (a) => <a href={href(`/projects/${a.projectId}/apps/${a.appId}`)}>{a.name}</a> },
-  { header: t('clientId'), cell: (a) => <code>{a.clientId}</code> },
-  { header: t('appType'), cell: (a) => words(a.appType, 'OIDC_APP_TYPE_') },
+/** A project's list holds its SAML apps too (docs/api/saml-apps.md); this page edits the OIDC ones. */
+type ListedApp = AppView | SamlAppView;
+const isSaml = (app: ListedApp): app is SamlAppView => 'samlConfig' in app;
+
+const COLUMNS: Array<Column<ListedApp>> = [
+  { header: t('name'), cell: (a) => (isSaml(a) ? a.name : <a href={href(`/projects/${a.projectId}/apps/${a.appId}`)}>{a.name}</a>) },
+  { header: t('clientId'), cell: (a) => <code>{isSaml(a) ? a.samlConfig.entityId : a.clientId}</code> },
+  { header: t('appType'), cell: (a) => (isSaml(a) ? 'SAML' : words(a.appType, 'OIDC_APP_TYPE_')) },
 ];
 
 export function AppsPage() {
@@ -81,7 +85,7 @@ function ProjectApps({ projectId }: { projectId: string }) {
   const [offset, setOffset] = useState(0);
   const [creating, setCreating] = useState(false);
   const [secret, setSecret] = useState<{ clientId: string; clientSecret?: string }>();
-  const list = useLoad(() => searchPage<AppView>(api, `/management/v1/projects/${projectId}/apps/_search`, offset, PAGE), [orgId, projectId, offset]);
+  const list = useLoad(() => searchPage<ListedApp>(api, `/management/v1/projects/${projectId}/apps/_search`, offset, PAGE), [orgId, projectId, offset]);
   return (
     <>
       <div class="toolbar">
