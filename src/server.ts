@@ -52,6 +52,7 @@ import { outboxFileSender, smtpSender } from './outbound/mail-senders.ts';
 import type { SmtpSettings } from './outbound/smtp-settings.ts';
 import { effectiveSmtpSettings } from './queries/smtp-settings.ts';
 import type { Metrics } from './http/metrics.ts';
+import { passwordComplexityKind } from './domain/policies/password-complexity.ts';
 
 export interface RunningServer {
   server: Server;
@@ -89,7 +90,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     if (redis) logConnectionChanges(redis, log);
 
     const secretKey = deriveKey(master.key, 'secret digests');
-    const orgSettings = { instanceDomain: config.instanceDomain, passwordPolicy: { minLength: config.passwordMinLength } };
+    const orgSettings = { instanceDomain: config.instanceDomain, passwordComplexity: passwordComplexityKind(config.passwordMinLength) };
     await ensureInstance(db, config, log, { ...orgSettings, secretKey });
 
     const { keys, retainFor } = await prepareSigningKeys(db, sealingKey, config);

@@ -87,7 +87,7 @@ export function adminRouter({
     projectRoutes(db, announce),
     appRoutes({ db, engine, announce, secretKey }),
     signingKeyRoutes(db, signingKeys),
-    policyRoutes(db, announce, [LOCKOUT_POLICY, LOGIN_POLICY]),
+    policyRoutes(db, announce, [LOCKOUT_POLICY, LOGIN_POLICY, settings.passwordComplexity]),
     smtpRoutes(db, smtp),
   ];
   const router = new Router();

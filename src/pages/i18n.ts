@@ -92,6 +92,17 @@ const en = {
   loggingOut: 'Signing out…',
   loggedOutTitle: 'You are signed out',
   loggedOut: 'You can close this window.',
+  passwordTooLong: 'Use at most {max} characters.',
+  passwordNeedsUppercase: 'Use at least one uppercase letter.',
+  passwordNeedsLowercase: 'Use at least one lowercase letter.',
+  passwordNeedsNumber: 'Use at least one digit.',
+  passwordNeedsSymbol: 'Use at least one symbol (a character that is neither a letter nor a digit).',
+  passwordChangeTitle: 'Password',
+  passwordCurrent: 'Current password',
+  passwordNewField: 'New password',
+  passwordChangeButton: 'Change password',
+  passwordCurrentWrong: 'The current password is wrong.',
+  passwordChangedNotice: 'Your password was changed. You were signed out everywhere else.',
 } as const;
 
 export type Messages = Record<keyof typeof en, string>;
@@ -187,6 +198,17 @@ const de: Messages = {
   loggingOut: 'Abmeldung läuft…',
   loggedOutTitle: 'Sie sind abgemeldet',
   loggedOut: 'Sie können dieses Fenster schließen.',
+  passwordTooLong: 'Verwenden Sie höchstens {max} Zeichen.',
+  passwordNeedsUppercase: 'Verwenden Sie mindestens einen Großbuchstaben.',
+  passwordNeedsLowercase: 'Verwenden Sie mindestens einen Kleinbuchstaben.',
+  passwordNeedsNumber: 'Verwenden Sie mindestens eine Ziffer.',
+  passwordNeedsSymbol: 'Verwenden Sie mindestens ein Sonderzeichen (ein Zeichen, das weder Buchstabe noch Ziffer ist).',
+  passwordChangeTitle: 'Passwort',
+  passwordCurrent: 'Aktuelles Passwort',
+  passwordNewField: 'Neues Passwort',
+  passwordChangeButton: 'Passwort ändern',
+  passwordCurrentWrong: 'Das aktuelle Passwort ist falsch.',
+  passwordChangedNotice: 'Ihr Passwort wurde geändert. Überall sonst wurden Sie abgemeldet.',
 };
 
 export const CATALOGUES: Record<string, Messages> = { en, de };
