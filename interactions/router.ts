@@ -121,7 +121,13 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   const selectAccount = selectAccountStep(kit, deps.db, loginName.show);
   const consent = consentStep(kit);
 
-  securityRoutes(router, { env, cookieKey: deps.securityKey, throttle: deps.throttle });
+  securityRoutes(router, {
+    env,
+    cookieKey: deps.securityKey,
+    throttle: deps.throttle,
+    engine: deps.engine,
+    passwordComplexity: deps.orgSettings.passwordComplexity,
+  });
 
   router.get('/:uid', async (ctx) => {
     const loaded = await kit.load(ctx);
