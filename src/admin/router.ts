@@ -20,6 +20,7 @@ import { signingKeyRoutes, type SigningKeyAdmin } from './signing-keys.ts';
 import { policyRoutes } from './policies.ts';
 import { searchRoutes } from './search.ts';
 import { smtpRoutes, type SmtpAdmin } from './smtp.ts';
+import { messageTextRoutes } from './message-texts.ts';
 import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
@@ -89,6 +90,7 @@ export function adminRouter({
     signingKeyRoutes(db, signingKeys),
     policyRoutes(db, announce, [LOCKOUT_POLICY, LOGIN_POLICY, settings.passwordComplexity]),
     smtpRoutes(db, smtp),
+    messageTextRoutes(db),
   ];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us

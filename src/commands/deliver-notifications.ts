@@ -1,6 +1,7 @@
 import type { Logger } from '../logger.ts';
 import type { MailSender } from '../outbound/mail-senders.ts';
-import { renderMail } from '../pages/mail-render.ts';
+import { mailLanguage, renderMail } from '../pages/mail-render.ts';
+import { orgMessageTexts } from '../queries/message-texts.ts';
 import type { Database } from '../storage/database.ts';
 import { beginWrite } from '../storage/event-log.ts';
 import { claimDueMessages, deleteFinishedMessages, markFailed, markSent, scheduleRetry, type QueuedMessage } from '../storage/outbox.ts';
@@ -56,7 +57,8 @@ async function giveUp(options: DeliveryOptions, message: QueuedMessage, reason: 
 }
 
 async function deliver(options: DeliveryOptions, sender: MailSender, message: QueuedMessage): Promise<void> {
-  const mail = renderMail(message.type, message.language, message.values);
+  const custom = await orgMessageTexts(options.db, message.orgId, message.type, mailLanguage(message.language));
+  const mail = renderMail(message.type, message.language, message.values, custom);
   let file: string | undefined;
   try {
     ({ file } = await sender.send({ to: message.recipient, ...mail, type: message.type, userId: message.userId }));

@@ -1,9 +1,10 @@
 import type { Queryable } from './database.ts';
 import type { Write } from './event-log.ts';
+import { MESSAGE_TEXT_TYPES, type MessageTextType } from '../domain/message-texts.ts';
 
-/** The mails the service sends (docs/operations.md, "Mail"). */
-export const MESSAGE_TYPES = ['InitCode', 'VerifyEmail', 'PasswordReset', 'PasswordChanged', 'OtpEmail'] as const;
-export type MessageType = (typeof MESSAGE_TYPES)[number];
+/** The messages the service sends (docs/operations.md, "Mail"): each has texts an org may word itself. */
+export const MESSAGE_TYPES = MESSAGE_TEXT_TYPES;
+export type MessageType = MessageTextType;
 
 /** The placeholders a message fills in; `Code` and `URL` are secrets until the message is sent. */
 export interface MessageValues {
