@@ -53,6 +53,8 @@ import type { SmtpSettings } from './outbound/smtp-settings.ts';
 import { effectiveSmtpSettings } from './queries/smtp-settings.ts';
 import type { Metrics } from './http/metrics.ts';
 import { passwordComplexityKind } from './domain/policies/password-complexity.ts';
+import type { SmsSender } from './outbound/sms-relay.ts';
+import { effectiveSmsSender } from './queries/sms-relay.ts';
 
 export interface RunningServer {
   server: Server;
@@ -84,6 +86,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const master = await checkedMasterKey(db, config, log);
     const sealingKey = deriveKey(master.key, 'signing key sealing');
     const smtpSealingKey = deriveKey(master.key, 'smtp password sealing');
+    const smsSealingKey = deriveKey(master.key, 'sms signing key sealing');
 
     const redis = redisConfigured(config) ? await connectRedis(config) : undefined;
     if (redis) closers.unshift(() => closeRedis(redis));
@@ -176,6 +179,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           signingKeys: { sealingKey, interval: config.keyRotationInterval, retainFor, refresh: keyWatcher.refresh },
           throttle,
           smtp: { sealingKey: smtpSealingKey, fromEnvironment: smtpFromEnvironment(config) },
+          sms: { sealingKey: smsSealingKey },
         }),
         interactionRouter({
           engine,
@@ -200,7 +204,8 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const { server, connections } = await listen(app, config);
 
     const housekeeping = startHousekeeping(db, announce, log);
-    const notifications = startNotifications(db, config, smtpSealingKey, log, metrics);
+    const smsFetch = outbound.fetcher({ trust: 'instance' });
+    const notifications = startNotifications(db, config, smtpSealingKey, log, metrics, () => effectiveSmsSender(db, smsSealingKey, smsFetch));
 
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
@@ -294,7 +299,14 @@ function smtpFromEnvironment(config: ConfigResult): SmtpSettings | undefined {
  * Mails waiting in the outbox, sent by this node too: through the admin
  * API's SMTP server, else SMTP_URL's, else into DATA_DIR/outbox.
  */
-function startNotifications(db: Database, config: ConfigResult, sealingKey: Buffer, log: Logger, metrics: Metrics): { stop(): Promise<void> } {
+function startNotifications(
+  db: Database,
+  config: ConfigResult,
+  sealingKey: Buffer,
+  log: Logger,
+  metrics: Metrics,
+  smsSender: () => Promise<SmsSender | undefined>,
+) {
   const outboxFolder = outboxFileSender(join(resolve(config.dataDir), 'outbox'), config.mailFrom);
   return startNotificationWorker({
     db,
@@ -303,6 +315,7 @@ function startNotifications(db: Database, config: ConfigResult, sealingKey: Buff
       const smtp = await effectiveSmtpSettings(db, sealingKey, smtpFromEnvironment(config));
       return smtp ? smtpSender(smtp) : outboxFolder;
     },
+    smsSender,
     onDelivery: (outcome) => metrics.notifications.inc({ outcome }),
     pollMs: NOTIFICATION_POLL_MS,
     retryForSeconds: 3600,

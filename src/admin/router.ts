@@ -21,6 +21,7 @@ import { policyRoutes } from './policies.ts';
 import { searchRoutes } from './search.ts';
 import { smtpRoutes, type SmtpAdmin } from './smtp.ts';
 import { messageTextRoutes } from './message-texts.ts';
+import { smsRelayRoutes, type SmsAdmin } from './sms-relay.ts';
 import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
@@ -42,6 +43,7 @@ export interface AdminApiDeps {
   /** Counts unknown or invalid bearer tokens per client address. */
   throttle: AuthThrottle;
   smtp: SmtpAdmin;
+  sms: SmsAdmin;
 }
 
 const API_PREFIXES = ['/admin/v1', '/management/v1', '/v2'];
@@ -78,6 +80,7 @@ export function adminRouter({
   signingKeys,
   throttle,
   smtp,
+  sms,
 }: AdminApiDeps): Router {
   const resources = [
     searchRoutes(db),
@@ -91,6 +94,7 @@ export function adminRouter({
     policyRoutes(db, announce, [LOCKOUT_POLICY, LOGIN_POLICY, settings.passwordComplexity]),
     smtpRoutes(db, smtp),
     messageTextRoutes(db),
+    smsRelayRoutes(db, sms),
   ];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us

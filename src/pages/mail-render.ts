@@ -71,6 +71,11 @@ export function renderMail(type: MessageType, language: string, values: MessageV
   };
 }
 
+/** An SMS: the `text` of the message's texts (the org's own over the built-in ones), placeholders filled as they are. */
+export function renderSms(type: MessageType, language: string, values: MessageValues, custom?: Partial<MessageTexts>): string {
+  return fill(messageTexts(type, language, custom).text, values, (value) => value);
+}
+
 /** The mail of `POST /admin/v1/smtp/_test`. */
 export function testMail(): RenderedMail {
   const text = 'This is a test mail from Portcullis: its SMTP settings work.';
