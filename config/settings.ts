@@ -248,7 +248,7 @@ export const settings: Setting[] = [
     key: 'passwordMinLength',
     env: 'PASSWORD_MIN_LENGTH',
     schema: { type: 'integer', minimum: 1, maximum: 128, default: 8 },
-    description: 'Password policy: minimum length of human passwords',
+    description: 'Password complexity policy: the built-in `minLength`, until an IAM owner sets the instance default (docs/api/policies.md)',
   },
   {
     key: 'authFailureLimit',

@@ -141,7 +141,13 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   const selectAccount = selectAccountStep(kit, deps.db, loginName.show);
   const consent = consentStep(kit);
 
-  securityRoutes(router, { env, cookieKey: deps.securityKey, throttle: deps.throttle });
+  securityRoutes(router, {
+    env,
+    cookieKey: deps.securityKey,
+    throttle: deps.throttle,
+    engine: deps.engine,
+    passwordComplexity: deps.orgSettings.passwordComplexity,
+  });
   // The pages a mail's link opens, outside any login (docs/self-service.md).
   const codePages = codePageKit(deps.csrfKey, env.issuer.startsWith('https:'), deps.throttle);
   passwordCodeRoutes(router, codePages, selfService, 'init');

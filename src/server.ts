@@ -57,6 +57,9 @@ import type { SmtpSettings } from './outbound/smtp-settings.ts';
 import { effectiveSmtpSettings } from './queries/smtp-settings.ts';
 import type { Metrics } from './http/metrics.ts';
 import { startEventDeliveries } from './commands/deliver-events.ts';
+import { passwordComplexityKind } from './domain/policies/password-complexity.ts';
+import type { SmsSender } from './outbound/sms-relay.ts';
+import { effectiveSmsSender } from './queries/sms-relay.ts';
 
 export interface RunningServer {
   server: Server;
@@ -89,13 +92,14 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const sealingKey = deriveKey(master.key, 'signing key sealing');
     const smtpSealingKey = deriveKey(master.key, 'smtp password sealing');
     const actionSealingKey = deriveKey(master.key, 'action signing key sealing');
+    const smsSealingKey = deriveKey(master.key, 'sms signing key sealing');
 
     const redis = redisConfigured(config) ? await connectRedis(config) : undefined;
     if (redis) closers.unshift(() => closeRedis(redis));
     if (redis) logConnectionChanges(redis, log);
 
     const secretKey = deriveKey(master.key, 'secret digests');
-    const orgSettings = { instanceDomain: config.instanceDomain, passwordPolicy: { minLength: config.passwordMinLength } };
+    const orgSettings = { instanceDomain: config.instanceDomain, passwordComplexity: passwordComplexityKind(config.passwordMinLength) };
     await ensureInstance(db, config, log, { ...orgSettings, secretKey });
 
     const { keys, retainFor } = await prepareSigningKeys(db, sealingKey, config);
@@ -187,6 +191,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           idps,
           appFetch: engineDeps.outboundFetch,
           actionSealingKey,
+          sms: { sealingKey: smsSealingKey },
         }),
         scimRouter({ db, log, settings: orgSettings, verifiers: apiVerifiers, announce, engine, throttle, issuer: config.issuer }),
         interactionRouter({
@@ -216,9 +221,10 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const { server, connections } = await listen(app, config);
 
     const housekeeping = startHousekeeping(db, announce, log);
-    const notifications = startNotifications(db, config, smtpSealingKey, log, metrics);
     const onDelivery = (target: string, outcome: string) => metrics.actionDeliveries.inc({ target, outcome });
     const deliveries = startEventDeliveries({ db, log, outbound, sealingKey: actionSealingKey, retry: config, onDelivery });
+    const smsFetch = outbound.fetcher({ trust: 'instance' });
+    const notifications = startNotifications(db, config, smtpSealingKey, log, metrics, () => effectiveSmsSender(db, smsSealingKey, smsFetch));
 
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
@@ -312,7 +318,14 @@ function smtpFromEnvironment(config: ConfigResult): SmtpSettings | undefined {
  * Mails waiting in the outbox, sent by this node too: through the admin
  * API's SMTP server, else SMTP_URL's, else into DATA_DIR/outbox.
  */
-function startNotifications(db: Database, config: ConfigResult, sealingKey: Buffer, log: Logger, metrics: Metrics): { stop(): Promise<void> } {
+function startNotifications(
+  db: Database,
+  config: ConfigResult,
+  sealingKey: Buffer,
+  log: Logger,
+  metrics: Metrics,
+  smsSender: () => Promise<SmsSender | undefined>,
+) {
   const outboxFolder = outboxFileSender(join(resolve(config.dataDir), 'outbox'), config.mailFrom);
   return startNotificationWorker({
     db,
@@ -321,6 +334,7 @@ function startNotifications(db: Database, config: ConfigResult, sealingKey: Buff
       const smtp = await effectiveSmtpSettings(db, sealingKey, smtpFromEnvironment(config));
       return smtp ? smtpSender(smtp) : outboxFolder;
     },
+    smsSender,
     onDelivery: (outcome) => metrics.notifications.inc({ outcome }),
     pollMs: NOTIFICATION_POLL_MS,
     retryForSeconds: 3600,

@@ -7,24 +7,25 @@ import { heldFactors, SECOND_FACTORS } from '../factors/index.ts';
 import { totp } from '../factors/totp.ts';
 import { passkey } from '../factors/passkey.ts';
 import { recoveryCodesPage } from '../views/second-factor.ts';
-import { otpSetupPage, securityPage } from './pages.ts';
+import { otpSetupPage, type PasswordFormState, securityPage } from './pages.ts';
 import type { SecurityState } from './fresh-sign-in.ts';
 import { SECURITY_PATH, type SecurityPageKit } from './page-kit.ts';
 
-export type ShowHome = (ctx: Context, state: SecurityState, error?: string) => Promise<void>;
+export type ShowHome = (ctx: Context, state: SecurityState, error?: string, password?: PasswordFormState) => Promise<void>;
 
 /** The security page itself: the signed-in user's factors, with their set-up and removal. */
 export function manageFactorRoutes(router: Router, kit: SecurityPageKit): ShowHome {
   const { env, context, posted, nameOf, backHome } = kit;
 
-  const showHome: ShowHome = async (ctx, state, error) => {
+  const showHome: ShowHome = async (ctx, state, error, password) => {
     const c = context(ctx, state);
     const userId = state.user!;
     const user = { id: userId, loginName: await nameOf(userId) };
     const { passkey: register } = await passkey.setup(env, user, { action: `${SECURITY_PATH}/passkey`, csrf: c.csrf }, false);
     const passkeys = (await passkeysOf(env.db, userId)).map((p) => ({ id: p.id, name: p.name }));
     const otp = (await heldFactors(env, userId)).includes(totp);
-    render(ctx, securityPage(c, { loginName: user.loginName, otp, passkeys, register, error }), error ? 400 : 200);
+    const refused = error || (password && !password.changed);
+    render(ctx, securityPage(c, { loginName: user.loginName, otp, passkeys, register, error, password }), refused ? 400 : 200);
   };
 
   /** The authenticator app's set-up page; false when there is no set-up to show. */

@@ -24,10 +24,53 @@ ${errorBox(values.error)}
   );
 }
 
-/** The security page: the signed-in user's second factors. */
+/** What the password form shows after a post: the error of each field, or that the change was made. */
+export interface PasswordFormState {
+  current?: string;
+  next?: string;
+  repeat?: string;
+  changed?: boolean;
+}
+
+function fieldError(id: string, error: string | undefined): { attrs: string; text: string } {
+  return error
+    ? { attrs: ` aria-invalid="true" aria-describedby="${id}Error"`, text: `<p class="field-error" id="${id}Error">${e(error)}</p>` }
+    : { attrs: '', text: '' };
+}
+
+/** The password change: current password, new password twice. */
+function passwordForm(c: SecurityContext, state: PasswordFormState): string {
+  const current = fieldError('currentPassword', state.current);
+  const next = fieldError('newPassword', state.next);
+  const repeat = fieldError('newPasswordRepeat', state.repeat);
+  return `<h2>${e(c.t.passwordChangeTitle)}</h2>
+${state.changed ? `<p class="notice" role="status" id="passwordChanged">${e(c.t.passwordChangedNotice)}</p>` : ''}
+<form method="post" action="${e(c.action)}/password" novalidate>
+  ${hidden('csrf', c.csrf)}
+  <label for="currentPassword">${e(c.t.passwordCurrent)}</label>
+  <input type="password" id="currentPassword" name="currentPassword" autocomplete="current-password" required maxlength="1024"${current.attrs}>
+  ${current.text}
+  <label for="newPassword">${e(c.t.passwordNewField)}</label>
+  <input type="password" id="newPassword" name="newPassword" autocomplete="new-password" required maxlength="1024"${next.attrs}>
+  ${next.text}
+  <label for="newPasswordRepeat">${e(c.t.passwordRepeat)}</label>
+  <input type="password" id="newPasswordRepeat" name="newPasswordRepeat" autocomplete="new-password" required maxlength="1024"${repeat.attrs}>
+  ${repeat.text}
+  <div class="actions"><span></span><button type="submit" id="changePassword">${e(c.t.passwordChangeButton)}</button></div>
+</form>`;
+}
+
+/** The security page: the signed-in user's second factors and password. */
 export function securityPage(
   c: SecurityContext,
-  values: { loginName: string; otp: boolean; passkeys: Array<{ id: string; name: string }>; register?: PasskeyCeremony; error?: string },
+  values: {
+    loginName: string;
+    otp: boolean;
+    passkeys: Array<{ id: string; name: string }>;
+    register?: PasskeyCeremony;
+    error?: string;
+    password?: PasswordFormState;
+  },
 ): string {
   const passkeys = values.passkeys.length
     ? `<ul class="passkeys" id="passkeys">${values.passkeys.map((p) => `<li><span>${e(p.name)}</span><form method="post" action="${e(c.action)}/passkey/remove">${hidden('csrf', c.csrf)}${hidden('passkeyId', p.id)}<button type="submit" class="secondary" aria-label="${e(`${c.t.passkeyRemove}: ${p.name}`)}">${e(c.t.passkeyRemove)}</button></form></li>`).join('')}</ul>`
@@ -55,6 +98,7 @@ ${otpAction}
 <h2>${e(c.t.passkeys)}</h2>
 ${passkeys}
 ${register}
+${passwordForm(c, values.password ?? {})}
 <div class="actions"><span></span><form method="post" action="${e(c.action)}/sign-out">${hidden('csrf', c.csrf)}<button type="submit" class="secondary">${e(c.t.signOut)}</button></form></div>`,
     c.lang,
   );

@@ -9,12 +9,13 @@ import { secondFactorPage } from '../steps/second-factor.ts';
 import { securitySignInPage } from './pages.ts';
 import type { SecurityState } from './fresh-sign-in.ts';
 import { manageFactorRoutes } from './manage-factors.ts';
+import { type ChangePasswordDeps, changePasswordRoutes } from './change-password.ts';
 import { SECURITY_PATH, securityPageKit } from './page-kit.ts';
 
 /** Where each factor's answer to the page's own sign-in is posted, under the page's path. */
 const VERIFY_PATHS: Record<SecondFactor['id'], string> = { otp: 'code', passkey: 'passkey-factor' };
 
-export interface SecurityDeps {
+export interface SecurityDeps extends ChangePasswordDeps {
   env: FactorEnv;
   /** Signs the security page's own short session cookie. */
   cookieKey: Buffer;
@@ -31,6 +32,7 @@ export function securityRoutes(router: Router, deps: SecurityDeps): void {
   const kit = securityPageKit(deps.env, deps.cookieKey);
   const { env, cookie, context, posted, nameOf, backHome } = kit;
   const showHome = manageFactorRoutes(router, kit);
+  changePasswordRoutes(router, kit, showHome, deps);
 
   /** The second step of the page's sign-in: each factor the user holds. */
   async function showSecondFactor(ctx: Context, state: SecurityState, userId: string, error?: string): Promise<void> {

@@ -12,8 +12,11 @@ import type { HumanInput, OrgSettings } from '../../src/commands/setup-org.ts';
 import { validator } from '../../src/admin/validate.ts';
 import { humanSchema } from '../../src/admin/schemas.ts';
 import { translate } from '../../src/pages/i18n.ts';
-import { form, type InteractionKit, type Loaded, pendingExternalOf, render, renderMessage, text, throttled } from '../context.ts';
 import { profileOf } from '../../src/commands/external-login.ts';
+import { passwordPolicyText } from '../../src/pages/password-rules.ts';
+import type { PasswordPolicy } from '../../src/domain/password-policy.ts';
+import { orgPasswordPolicy } from '../../src/queries/password-policy.ts';
+import { form, type InteractionKit, type Loaded, pendingExternalOf, render, renderMessage, text, throttled } from '../context.ts';
 import { factorRequired } from '../flow.ts';
 import type { PageContext } from '../views/parts.ts';
 import { type RegistrationValues, registrationPage } from '../views/registration.ts';
@@ -70,27 +73,33 @@ export interface RegisterStep {
 }
 
 export function registerStep(kit: InteractionKit, deps: RegisterDeps, factorSetup: FactorSetupStep, mailVerification: MailVerificationStep): RegisterStep {
-  const minPassword = deps.orgSettings.passwordPolicy.minLength;
+  /** The password complexity policy of the org the user would join. */
+  const passwordPolicyOf = (orgId: string) => orgPasswordPolicy(deps.db, deps.orgSettings.passwordComplexity, orgId);
 
   async function show(ctx: Context, loaded: Loaded): Promise<void> {
-    if (!(await canRegister(deps.policies, loaded))) return renderMessage(ctx, loaded, 'registrationClosed', 403);
-    render(ctx, registrationPage(loaded.page, prefilled(loaded), minPassword));
+    const orgId = loaded.client?.org_id;
+    if (!orgId || !(await canRegister(deps.policies, loaded))) return renderMessage(ctx, loaded, 'registrationClosed', 403);
+    render(ctx, registrationPage(loaded.page, prefilled(loaded), (await passwordPolicyOf(orgId)).minLength));
   }
 
-  function fieldErrors(page: PageContext, values: RegistrationValues, password: string, repeat: string): FieldErrors {
+  function fieldErrors(page: PageContext, values: RegistrationValues, password: string, repeat: string, policy: PasswordPolicy): FieldErrors {
     const errors: FieldErrors = {};
     if (!values.givenName?.trim()) errors.givenName = page.t.fieldRequired;
     if (!values.familyName?.trim()) errors.familyName = page.t.fieldRequired;
     if (!values.email) errors.email = page.t.fieldRequired;
     else if (!LOOKS_LIKE_EMAIL.test(values.email)) errors.email = page.t.invalidEmail;
     if (!password) errors.password = page.t.fieldRequired;
-    else if ([...password].length < minPassword) errors.password = translate(page.t, 'passwordTooShort', { min: minPassword });
+    else {
+      const broken = passwordPolicyText(page.t, password, policy);
+      if (broken) errors.password = broken;
+    }
     if (password !== repeat) errors.passwordRepeat = page.t.passwordsDiffer;
     return errors;
   }
 
   /** The new user's id, or undefined after showing the form again with its errors. */
   async function create(ctx: Context, loaded: Loaded, orgId: string, values: RegistrationValues, password: string): Promise<string | undefined> {
+    const minPassword = (await passwordPolicyOf(orgId)).minLength;
     const again = (errors: FieldErrors) => render(ctx, registrationPage(loaded.page, { ...values, errors }, minPassword));
     try {
       const human = parseHuman({
@@ -118,11 +127,12 @@ export function registerStep(kit: InteractionKit, deps: RegisterDeps, factorSetu
     const body = form(ctx);
     const values: RegistrationValues = { givenName: text(body.givenName, 200), familyName: text(body.familyName, 200), email: text(body.email, 200).trim() };
     const password = text(body.password);
-    const errors = fieldErrors(loaded.page, values, password, text(body.passwordRepeat));
     const orgId = loaded.client?.org_id;
     if (!orgId) return renderMessage(ctx, loaded, 'error', 400);
     if (!(await canRegister(deps.policies, loaded))) return renderMessage(ctx, loaded, 'registrationClosed', 403);
-    if (Object.keys(errors).length) return render(ctx, registrationPage(loaded.page, { ...values, errors }, minPassword));
+    const policy = await passwordPolicyOf(orgId);
+    const errors = fieldErrors(loaded.page, values, password, text(body.passwordRepeat), policy);
+    if (Object.keys(errors).length) return render(ctx, registrationPage(loaded.page, { ...values, errors }, policy.minLength));
     // "This login name is not available" tells that an account exists, so it
     // counts as a failed authentication of the address (docs/security.md).
     if (throttled(ctx, loaded.page, deps.throttle)) return;

@@ -1,35 +1,29 @@
 import Router from '@koa/router';
 import type { Database } from '../storage/database.ts';
 import type { Principal } from '../domain/roles.ts';
-import type { FieldViolation } from '../domain/errors.ts';
-import { passwordPolicyViolation, type PasswordPolicy } from '../domain/password-policy.ts';
 import { setupOrg, type OrgSettings, type SetupOrgInput } from '../commands/setup-org.ts';
 import { changeOrg, createOrg } from '../commands/orgs.ts';
 import { deactivateOrg, reactivateOrg } from '../commands/org-state.ts';
 import type { Announce } from '../storage/invalidation.ts';
 import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
+import { parseWithPasswordRule } from './password-rule.ts';
+import { instancePasswordPolicy } from '../queries/password-policy.ts';
 import { orgNameSchema, setupOrgSchema } from './schemas.ts';
 import { emptySchema } from './user-schemas.ts';
 
 const parseOrgName = validator<{ name: string }>(orgNameSchema);
 const parseEmpty = validator<Record<string, never>>(emptySchema);
 
-/** The password policy as a field rule, so it is reported with the schema's violations. */
-export function passwordRule(policy: PasswordPolicy, field: string) {
-  return (password: unknown): FieldViolation[] => {
-    const violation = typeof password === 'string' ? passwordPolicyViolation(password, policy) : undefined;
-    return violation ? [{ field, description: violation }] : [];
-  };
-}
-
-/** `POST /admin/v1/orgs/_setup`, an org's creation, rename, deactivation and reactivation (docs/api/orgs.md). */
+/** `POST /admin/v1/orgs/_setup`, an org's creation and rename (docs/api/orgs.md). */
 export function orgRoutes(db: Database, settings: OrgSettings, announce: Announce): Router {
-  const password = passwordRule(settings.passwordPolicy, 'human.password');
-  const parseSetupOrg = validator<SetupOrgInput>(setupOrgSchema, (body) => password(body.human?.password));
+  const parseSetupOrg = validator<SetupOrgInput>(setupOrgSchema);
   const router = new Router();
   router.post('/admin/v1/orgs/_setup', async (ctx) => {
-    const input = parseSetupOrg(ctx.request.body);
+    const body = ctx.request.body as { human?: { password?: unknown } } | undefined;
+    // The new org follows the instance default.
+    const policy = await instancePasswordPolicy(db, settings.passwordComplexity);
+    const input = parseWithPasswordRule(parseSetupOrg, body, { policy, field: 'human.password', value: body?.human?.password });
     ctx.body = await setupOrg(db, settings, ctx.state.principal as Principal, input);
   });
   router.post('/management/v1/orgs', async (ctx) => {

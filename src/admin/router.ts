@@ -26,6 +26,8 @@ import type { IdpCommandDeps } from '../commands/idps.ts';
 import { userCodeRoutes } from './user-codes.ts';
 import { actionRoutes } from './actions.ts';
 import { userMetadataRoutes } from './user-metadata.ts';
+import { messageTextRoutes } from './message-texts.ts';
+import { smsRelayRoutes, type SmsAdmin } from './sms-relay.ts';
 import { LOCKOUT_POLICY } from '../domain/policies/lockout.ts';
 import { LOGIN_POLICY } from '../domain/policies/login.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
@@ -54,6 +56,7 @@ export interface AdminApiDeps {
   appFetch: OutboundFetch;
   /** Seals the action targets' signing keys. */
   actionSealingKey: Buffer;
+  sms: SmsAdmin;
 }
 
 const API_PREFIXES = ['/admin/v1', '/management/v1', '/v2', '/v2beta'];
@@ -93,6 +96,7 @@ export function adminRouter({
   idps,
   appFetch,
   actionSealingKey,
+  sms,
 }: AdminApiDeps): Router {
   const codes = { key: secretKey, issuer: engine.provider.issuer };
   const resources = [
@@ -104,13 +108,15 @@ export function adminRouter({
     projectRoutes(db, announce),
     appRoutes({ db, engine, announce, secretKey, fetchMetadata: appFetch }),
     signingKeyRoutes(db, signingKeys),
-    policyRoutes(db, announce, [LOCKOUT_POLICY, LOGIN_POLICY]),
+    policyRoutes(db, announce, [LOCKOUT_POLICY, LOGIN_POLICY, settings.passwordComplexity]),
     smtpRoutes(db, smtp),
     idpRoutes({ db, ...idps }, announce),
     idpLinkRoutes(db),
     userCodeRoutes(db, codes, () => announce('users')),
     actionRoutes(db, announce, actionSealingKey),
     userMetadataRoutes(db),
+    messageTextRoutes(db),
+    smsRelayRoutes(db, sms),
   ];
   const router = new Router();
   // Authentication before body parsing: an anonymous caller cannot make us

@@ -31,6 +31,8 @@ import { deactivateUser, lockUser, reactivateUser } from '../commands/user-state
 import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
 import { humanSchema } from './schemas.ts';
+import { parseWithPasswordRule } from './password-rule.ts';
+import { orgPasswordPolicy } from '../queries/password-policy.ts';
 import {
   emptySchema,
   futureDate,
@@ -43,7 +45,6 @@ import {
   userGrantSchema,
   userNameSchema,
 } from './user-schemas.ts';
-import { passwordRule } from './orgs.ts';
 
 const expirationDate = futureDate('expirationDate');
 const parseMachine = validator<MachineInput>(machineSchema);
@@ -74,14 +75,16 @@ export function userRoutes(
   engine: EngineHolder,
   sessionIdleLifetime: number,
 ): Router {
-  const password = passwordRule(settings.passwordPolicy, 'password');
-  const parseHuman = validator<HumanInput>(humanSchema, (body) => password(body.password));
+  const parseHuman = validator<HumanInput>(humanSchema);
   const router = new Router({ prefix: '/management/v1/users' });
 
   router.post('/human', async (ctx) => {
-    const input = parseHuman(ctx.request.body);
+    const orgId = await actingOrgId(ctx, db);
+    const body = ctx.request.body as { password?: unknown } | undefined;
+    const policy = await orgPasswordPolicy(db, settings.passwordComplexity, orgId);
+    const input = parseWithPasswordRule(parseHuman, body, { policy, field: 'password', value: body?.password });
     const codes = { key: secretKey, issuer: engine.provider.issuer };
-    ctx.body = await addHumanUser(db, settings, codes, principal(ctx), await actingOrgId(ctx, db), input);
+    ctx.body = await addHumanUser(db, settings, codes, principal(ctx), orgId, input);
   });
   router.post('/machine', async (ctx) => {
     const input = parseMachine(ctx.request.body);

@@ -5,6 +5,7 @@ import { AlreadyExists, InvalidArgument, fieldError } from '../domain/errors.ts'
 import { newId } from '../domain/ids.ts';
 import type { Principal } from '../domain/roles.ts';
 import { assertMayManageUsers } from '../domain/permissions.ts';
+import { orgPasswordPolicy } from '../queries/password-policy.ts';
 import { prepareHuman, writeHuman, type HumanInput, type OrgSettings } from './setup-org.ts';
 import { welcomeMail } from './email-verification.ts';
 import type { CodeSettings } from './verification-codes.ts';
@@ -18,9 +19,10 @@ export interface AddUserResult {
  * The password policy of `prepareHuman`, reported on this body's own
  * `password` field (prepareHuman names it below a prefix such as `human`).
  */
-async function hashedPassword(human: HumanInput, settings: OrgSettings): Promise<string | null> {
+async function hashedPassword(db: Database, human: HumanInput, settings: OrgSettings, orgId: string): Promise<string | null> {
   try {
-    return (await prepareHuman(human, settings.passwordPolicy, 'human')).passwordHash;
+    const policy = await orgPasswordPolicy(db, settings.passwordComplexity, orgId);
+    return (await prepareHuman(human, policy, 'human')).passwordHash;
   } catch (err) {
     if (err instanceof InvalidArgument && err.violations[0]?.field === 'human.password') throw fieldError('password', err.violations[0].description);
     throw err;
@@ -41,7 +43,7 @@ export async function addHumanUser(
   human: HumanInput,
 ): Promise<AddUserResult> {
   assertMayManageUsers(actor, orgId);
-  const passwordHash = await hashedPassword(human, settings);
+  const passwordHash = await hashedPassword(db, human, settings, orgId);
   const userId = newId();
   return db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);

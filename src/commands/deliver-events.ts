@@ -5,7 +5,7 @@ import type { Logger } from '../logger.ts';
 import { unseal } from '../keys/sealing.ts';
 import type { OutboundClient } from '../outbound/client.ts';
 import { OutboundError } from '../outbound/errors.ts';
-import { SIGNATURE_HEADER, signPayload } from '../security/webhook-signature.ts';
+import { SIGNATURE_HEADER, signatureHeader } from '../security/webhook-signature.ts';
 import {
   advanceCursor,
   claimDueTargets,
@@ -78,7 +78,7 @@ async function post(options: EventDeliveryOptions, target: StoredTarget, key: st
   try {
     const response = await fetcher(target.endpoint, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(key, body, new Date()) },
+      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signatureHeader(key, body, new Date()) },
       body,
       signal,
     });

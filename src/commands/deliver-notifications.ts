@@ -1,6 +1,8 @@
 import type { Logger } from '../logger.ts';
 import type { MailSender } from '../outbound/mail-senders.ts';
-import { renderMail } from '../pages/mail-render.ts';
+import { mailLanguage, renderMail, renderSms } from '../pages/mail-render.ts';
+import type { SmsSender } from '../outbound/sms-relay.ts';
+import { orgMessageTexts } from '../queries/message-texts.ts';
 import type { Database } from '../storage/database.ts';
 import { beginWrite } from '../storage/event-log.ts';
 import { claimDueMessages, deleteFinishedMessages, markFailed, markSent, scheduleRetry, type QueuedMessage } from '../storage/outbox.ts';
@@ -12,6 +14,8 @@ export interface DeliveryOptions {
   log: Logger;
   /** Where mails go now (the SMTP server, or the outbox folder without one). */
   sender: () => Promise<MailSender>;
+  /** Where SMS go now: the relay, or none (they wait, retried, until one is set or they are given up). */
+  smsSender?: () => Promise<SmsSender | undefined>;
   onDelivery(outcome: DeliveryOutcome): void;
   /** How often the outbox is looked at. */
   pollMs: number;
@@ -55,15 +59,32 @@ async function giveUp(options: DeliveryOptions, message: QueuedMessage, reason: 
   options.onDelivery('failed');
 }
 
-async function deliver(options: DeliveryOptions, sender: MailSender, message: QueuedMessage): Promise<void> {
-  const mail = renderMail(message.type, message.language, message.values);
+interface Senders {
+  mail: MailSender;
+  sms: SmsSender | undefined;
+}
+
+/** Hands the message to its sender; answers the outbox file a mail was written to, if any. */
+async function send(options: DeliveryOptions, senders: Senders, message: QueuedMessage): Promise<string | undefined> {
+  const custom = await orgMessageTexts(options.db, message.orgId, message.type, mailLanguage(message.language));
+  if (message.channel === 'sms') {
+    if (!senders.sms) throw new Error('no SMS relay is set');
+    const text = renderSms(message.type, message.language, message.values, custom);
+    await senders.sms.send({ to: message.recipient, text, type: message.type, userId: message.userId, orgId: message.orgId });
+    return undefined;
+  }
+  const mail = renderMail(message.type, message.language, message.values, custom);
+  return (await senders.mail.send({ to: message.recipient, ...mail, type: message.type, userId: message.userId })).file;
+}
+
+async function deliver(options: DeliveryOptions, senders: Senders, message: QueuedMessage): Promise<void> {
   let file: string | undefined;
   try {
-    ({ file } = await sender.send({ to: message.recipient, ...mail, type: message.type, userId: message.userId }));
+    file = await send(options, senders, message);
   } catch (err) {
     return failedAttempt(options, message, reasonOf(err));
   }
-  // Should this fail (the database is away), the mail is sent again after the lease, as after a crash mid-send.
+  // Should this fail (the database is away), the message is sent again after the lease, as after a crash mid-send.
   await markSent(options.db, message.id);
   if (file) options.log.info({ file, messageType: message.type, userId: message.userId }, 'no SMTP server set: mail written to the outbox folder');
   options.onDelivery('sent');
@@ -88,9 +109,9 @@ export async function deliverDueMessages(options: DeliveryOptions): Promise<numb
     const claimed = await claimDueMessages(options.db, BATCH, LEASE_SECONDS);
     if (!claimed.length) return total;
     // The settings of the moment, read once per batch.
-    const sender = await options.sender();
+    const senders = { mail: await options.sender(), sms: await options.smsSender?.() };
     // One at a time: a slow server is not hit by a whole batch at once.
-    for (const message of claimed) await deliver(options, sender, message);
+    for (const message of claimed) await deliver(options, senders, message);
     total += claimed.length;
     if (claimed.length < BATCH) return total;
   }

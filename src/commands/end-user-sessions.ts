@@ -55,13 +55,18 @@ export async function endUserSessions(db: Database, engine: EngineHolder, actor:
     await write.append({ aggregateType: 'user', aggregateId: user.id, type: 'user.sessions.terminated', resourceOwner: orgId, payload: {} });
     return { details: writeDetails(write, orgId) };
   });
-  await endEverySession(db, engine.provider, userId);
+  await endSessionsOf(db, engine, userId);
   return result;
 }
 
-/** Ends every browser session of the user as logout does; a password reset does it too (docs/self-service.md). */
-export async function endEverySession(db: Database, provider: Provider, userId: string): Promise<void> {
+/**
+ * Ends every browser session of the user as logout would, but `keep` (the
+ * record key of the session the user acts from, as its cookie holds it).
+ */
+export async function endSessionsOf(db: Database, engine: EngineHolder, userId: string, keep?: string): Promise<void> {
+  const provider = engine.provider;
   for (const sessionId of await sessionsOfUser(db, userId)) {
+    if (sessionId === keep) continue;
     const session = (await provider.Session.find(sessionId)) as unknown as StoredSession | undefined;
     if (session?.accountId === userId) await endSession(provider, session, userId);
     await forgetSession(db, sessionId);

@@ -59,7 +59,7 @@ export async function firstStart(db: Database, settings: FirstStartSettings): Pr
       email: { email: `${ADMIN_USER_NAME}@${domain}`, isEmailVerified: true },
       password,
     };
-    const { passwordHash } = await prepareHuman(admin, settings.passwordPolicy, 'ADMIN_PASSWORD');
+    const { passwordHash } = await prepareHuman(admin, settings.passwordComplexity.defaults, 'ADMIN_PASSWORD');
     const humanId = newId();
     const machineId = newId();
     const keyId = newId();

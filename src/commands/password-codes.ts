@@ -10,9 +10,10 @@ import { InvalidArgument, ResourceExhausted } from '../domain/errors.ts';
 import { CODE_MESSAGE_WINDOW_SECONDS, type CodeCheck } from '../domain/verification-codes.ts';
 import type { Principal } from '../domain/roles.ts';
 import { humanByLoginName } from '../queries/authenticate-password.ts';
+import { instancePasswordPolicy, orgPasswordPolicy } from '../queries/password-policy.ts';
 import { userToActOn } from '../queries/get-user.ts';
 import { countFailedPassword } from './password-login.ts';
-import { endEverySession } from './end-user-sessions.ts';
+import { endSessionsOf } from './end-user-sessions.ts';
 import type { OrgSettings } from './setup-org.ts';
 import { issueCode, matchCode, queueMail, type CodeSettings } from './verification-codes.ts';
 
@@ -36,9 +37,15 @@ export function tooManyMessages(): ResourceExhausted {
   return new ResourceExhausted('too many messages with codes for this user; try again later', CODE_MESSAGE_WINDOW_SECONDS);
 }
 
-/** The reason a new password breaks the password policy, or undefined: the one check every place that sets a password uses. */
-export function newPasswordProblem(settings: OrgSettings, password: string): string | undefined {
-  return passwordPolicyViolation(password, settings.passwordPolicy);
+/**
+ * The reason a new password breaks the complexity policy of the user's org,
+ * or undefined. With no user found, the instance default answers, so an
+ * unknown holder is told what a user of an org without an override would be.
+ */
+async function newPasswordProblem(deps: Pick<SelfServiceDeps, 'db' | 'settings'>, user: UserRow | undefined, password: string): Promise<string | undefined> {
+  const kind = deps.settings.passwordComplexity;
+  const policy = user ? await orgPasswordPolicy(deps.db, kind, user.org_id) : await instancePasswordPolicy(deps.db, kind);
+  return passwordPolicyViolation(password, policy);
 }
 
 /**
@@ -127,11 +134,11 @@ export async function setPasswordWithCode(
   code: string,
   password: string,
 ): Promise<PasswordCodeOutcome> {
-  const reason = newPasswordProblem(deps.settings, password);
-  if (reason) return { result: 'password', reason };
   // Hashed first, whoever the holder is: the time taken tells no unknown login name from a known one.
   const passwordHash = await hashPassword(password);
   const user = await holderOf(deps, holder);
+  const reason = await newPasswordProblem(deps, user, password);
+  if (reason) return { result: 'password', reason };
   if (!user) return { result: 'wrong' };
   if (user.state === 'locked') return { result: 'locked' };
   const ref = { id: user.id, orgId: user.org_id };
@@ -148,6 +155,6 @@ export async function setPasswordWithCode(
   if (check === 'wrong') return { result: await countFailedPassword(deps.db, user, deps.announce) };
   if (check !== 'ok') return { result: check };
   deps.announce();
-  if (purpose === 'reset') await endEverySession(deps.db, deps.engine.provider, user.id);
+  if (purpose === 'reset') await endSessionsOf(deps.db, deps.engine, user.id);
   return { result: 'ok', userId: user.id };
 }

@@ -3,6 +3,7 @@ import { beginWrite } from '../storage/event-log.ts';
 import { emailOrLoginTaken, userNameTaken } from '../storage/users.ts';
 import { AlreadyExists } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
+import { orgPasswordPolicy } from '../queries/password-policy.ts';
 import { prepareHuman, writeHuman, type HumanInput, type OrgSettings } from './setup-org.ts';
 import { welcomeMail } from './email-verification.ts';
 import type { CodeSettings } from './verification-codes.ts';
@@ -14,7 +15,8 @@ import type { CodeSettings } from './verification-codes.ts';
  * not verified yet: it is sent `VerifyEmail`.
  */
 export async function registerHuman(db: Database, settings: OrgSettings, codes: CodeSettings, orgId: string, human: HumanInput): Promise<string> {
-  const { passwordHash } = await prepareHuman(human, settings.passwordPolicy, 'human');
+  const policy = await orgPasswordPolicy(db, settings.passwordComplexity, orgId);
+  const { passwordHash } = await prepareHuman(human, policy, 'human');
   const userId = newId();
   await db.transaction(async (tx) => {
     const write = await beginWrite(tx, null);

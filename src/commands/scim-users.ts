@@ -14,6 +14,7 @@ import { actsOnSecurityState, changesBetween, type ScimUser, type StoredScimUser
 import { hashPassword } from '../security/passwords.ts';
 import { managedUser, userToActOn } from '../queries/get-user.ts';
 import { storedScimUser } from '../queries/scim-users.ts';
+import { orgPasswordPolicy } from '../queries/password-policy.ts';
 import { writeHuman, type OrgSettings } from './setup-org.ts';
 
 // The writes of the SCIM API (docs/scim.md). Each request is one
@@ -44,9 +45,9 @@ async function reread(tx: Transaction, orgId: string, userId: string): Promise<S
   return storedScimUser(row);
 }
 
-async function hashedPassword(password: string | undefined, settings: OrgSettings): Promise<string | null> {
+async function hashedPassword(db: Database, password: string | undefined, settings: OrgSettings, orgId: string): Promise<string | null> {
   if (password === undefined) return null;
-  const violation = passwordPolicyViolation(password, settings.passwordPolicy);
+  const violation = passwordPolicyViolation(password, await orgPasswordPolicy(db, settings.passwordComplexity, orgId));
   if (violation) throw new ScimInvalid('invalidValue', `password: ${violation}`);
   return hashPassword(password);
 }
@@ -62,7 +63,7 @@ export async function createScimUser(
   password?: string,
 ): Promise<StoredScimUser> {
   assertMayManageUsers(actor, orgId);
-  const passwordHash = await hashedPassword(password, settings);
+  const passwordHash = await hashedPassword(db, password, settings, orgId);
   const userId = newId();
   const created = await uniquely(() =>
     db.transaction(async (tx) => {

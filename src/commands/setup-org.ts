@@ -9,6 +9,9 @@ import { generatedDomain, normaliseDomain } from '../domain/orgs.ts';
 import { displayNameOf, type Gender } from '../domain/users.ts';
 import { hasInstanceRole, isOrgRole, type Principal } from '../domain/roles.ts';
 import { passwordPolicyViolation, type PasswordPolicy } from '../domain/password-policy.ts';
+import type { PolicyKind } from '../domain/policies/kind.ts';
+import type { PasswordComplexityPolicy } from '../domain/policies/password-complexity.ts';
+import { instancePasswordPolicy } from '../queries/password-policy.ts';
 import { hashPassword } from '../security/passwords.ts';
 
 /** A human as the API describes it (the `human` of docs/api/orgs.md), already schema-valid. */
@@ -41,7 +44,8 @@ export interface SetupOrgResult {
 
 export interface OrgSettings {
   instanceDomain: string;
-  passwordPolicy: PasswordPolicy;
+  /** The password complexity policy kind, with the built-in minimum length of `PASSWORD_MIN_LENGTH`; what applies is read per org. */
+  passwordComplexity: PolicyKind<PasswordComplexityPolicy>;
 }
 
 /** Checks the rules a schema cannot express and hashes the password, before any write. */
@@ -89,7 +93,9 @@ export async function setupOrg(db: Database, settings: OrgSettings, actor: Princ
   if (actor && !hasInstanceRole(actor, 'IAM_OWNER')) throw new PermissionDenied('setting up an organization requires IAM_OWNER');
   const roles = checkRoles(input.roles);
   const domain = input.org.domain?.trim() ? normaliseDomain(input.org.domain) : generatedDomain(input.org.name, settings.instanceDomain);
-  const { passwordHash } = await prepareHuman(input.human, settings.passwordPolicy, 'human');
+  // The new org has no policy of its own yet: the instance default applies.
+  const policy = await instancePasswordPolicy(db, settings.passwordComplexity);
+  const { passwordHash } = await prepareHuman(input.human, policy, 'human');
   const orgId = newId();
   const userId = newId();
 

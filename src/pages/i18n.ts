@@ -103,6 +103,17 @@ const en = {
   idpLinkOffer: 'Your {idp} account is not linked to an account here yet. Sign in with your account here to link it.',
   idpRegisterOffer: 'Or create a new account with the details from {idp}:',
   idpLinkTaken: 'This {idp} account is linked to another account already.',
+  passwordTooLong: 'Use at most {max} characters.',
+  passwordNeedsUppercase: 'Use at least one uppercase letter.',
+  passwordNeedsLowercase: 'Use at least one lowercase letter.',
+  passwordNeedsNumber: 'Use at least one digit.',
+  passwordNeedsSymbol: 'Use at least one symbol (a character that is neither a letter nor a digit).',
+  passwordChangeTitle: 'Password',
+  passwordCurrent: 'Current password',
+  passwordNewField: 'New password',
+  passwordChangeButton: 'Change password',
+  passwordCurrentWrong: 'The current password is wrong.',
+  passwordChangedNotice: 'Your password was changed. You were signed out everywhere else.',
 } as const;
 
 export type Messages = Record<keyof typeof en, string>;
@@ -209,6 +220,17 @@ const de: Messages = {
   idpLinkOffer: 'Ihr {idp}-Konto ist noch mit keinem Konto hier verknüpft. Melden Sie sich mit Ihrem Konto hier an, um es zu verknüpfen.',
   idpRegisterOffer: 'Oder legen Sie ein neues Konto mit den Angaben von {idp} an:',
   idpLinkTaken: 'Dieses {idp}-Konto ist bereits mit einem anderen Konto verknüpft.',
+  passwordTooLong: 'Verwenden Sie höchstens {max} Zeichen.',
+  passwordNeedsUppercase: 'Verwenden Sie mindestens einen Großbuchstaben.',
+  passwordNeedsLowercase: 'Verwenden Sie mindestens einen Kleinbuchstaben.',
+  passwordNeedsNumber: 'Verwenden Sie mindestens eine Ziffer.',
+  passwordNeedsSymbol: 'Verwenden Sie mindestens ein Sonderzeichen (ein Zeichen, das weder Buchstabe noch Ziffer ist).',
+  passwordChangeTitle: 'Passwort',
+  passwordCurrent: 'Aktuelles Passwort',
+  passwordNewField: 'Neues Passwort',
+  passwordChangeButton: 'Passwort ändern',
+  passwordCurrentWrong: 'Das aktuelle Passwort ist falsch.',
+  passwordChangedNotice: 'Ihr Passwort wurde geändert. Überall sonst wurden Sie abgemeldet.',
 };
 
 export const CATALOGUES: Record<string, Messages> = { en, de };

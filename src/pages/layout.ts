@@ -31,6 +31,7 @@ input[type=text], input[type=email], input[type=password] { width: 100%; font: i
 input:focus, button:focus, a:focus { outline: 3px solid rgba(47, 91, 234, .35); outline-offset: 1px; }
 .help { color: var(--muted); font-size: .82rem; margin: .3rem 0 0; }
 .error { color: var(--error); background: #fef3f2; border: 1px solid #fecdca; border-radius: 8px; padding: .6rem .8rem; margin: 0 0 1rem; }
+.notice { color: #05603a; background: #ecfdf3; border: 1px solid #abefc6; border-radius: 8px; padding: .6rem .8rem; margin: 0 0 1rem; }
 .field-error { color: var(--error); font-size: .85rem; margin: .3rem 0 0; }
 button, .button { display: inline-block; font: inherit; font-weight: 600; padding: .7rem 1.2rem; border-radius: 8px; border: 0; background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; }
 button:hover, .button:hover { background: var(--accent-dark); }

@@ -7,6 +7,7 @@ import type { MessageType } from '../storage/outbox.ts';
 export interface MailText {
   subject: string;
   greeting: string;
+  /** The body of the mail, and the whole of an SMS. */
   text: string;
   /** Shown as a button when the message has a `{{.URL}}`. */
   buttonText?: string;
@@ -45,6 +46,16 @@ export const MAIL_TEXTS: Record<MailLanguage, Record<MessageType, MailText>> = {
       greeting: 'Hello {{.FirstName}},',
       text: 'Your one-time sign-in code: {{.Code}}. It expires in 5 minutes.',
     },
+    VerifyPhone: {
+      subject: 'Verify your phone number',
+      greeting: 'Hello {{.FirstName}},',
+      text: '{{.OrgName}}: your code to verify this phone number is {{.Code}}',
+    },
+    OtpSms: {
+      subject: 'Your sign-in code',
+      greeting: 'Hello {{.FirstName}},',
+      text: '{{.OrgName}}: your sign-in code is {{.Code}}. It expires in 5 minutes.',
+    },
   },
   de: {
     InitCode: {
@@ -74,6 +85,16 @@ export const MAIL_TEXTS: Record<MailLanguage, Record<MessageType, MailText>> = {
       subject: 'Ihr Anmeldecode',
       greeting: 'Hallo {{.FirstName}},',
       text: 'Ihr einmaliger Anmeldecode: {{.Code}}. Er ist 5 Minuten gültig.',
+    },
+    VerifyPhone: {
+      subject: 'Bestätigen Sie Ihre Telefonnummer',
+      greeting: 'Hallo {{.FirstName}},',
+      text: '{{.OrgName}}: Ihr Code zur Bestätigung dieser Telefonnummer lautet {{.Code}}',
+    },
+    OtpSms: {
+      subject: 'Ihr Anmeldecode',
+      greeting: 'Hallo {{.FirstName}},',
+      text: '{{.OrgName}}: Ihr Anmeldecode lautet {{.Code}}. Er ist 5 Minuten gültig.',
     },
   },
 };

@@ -1,9 +1,10 @@
 import type { Queryable } from './database.ts';
 import type { Write } from './event-log.ts';
+import { MESSAGE_TEXT_TYPES, type MessageTextType } from '../domain/message-texts.ts';
 
-/** The mails the service sends (docs/operations.md, "Mail"). */
-export const MESSAGE_TYPES = ['InitCode', 'VerifyEmail', 'PasswordReset', 'PasswordChanged', 'OtpEmail'] as const;
-export type MessageType = (typeof MESSAGE_TYPES)[number];
+/** The messages the service sends (docs/operations.md, "Mail"): each has texts an org may word itself. */
+export const MESSAGE_TYPES = MESSAGE_TEXT_TYPES;
+export type MessageType = MessageTextType;
 
 /** The placeholders a message fills in; `Code` and `URL` are secrets until the message is sent. */
 export interface MessageValues {
@@ -14,8 +15,12 @@ export interface MessageValues {
   OrgName?: string;
 }
 
+export type MessageChannel = 'email' | 'sms';
+
 export interface NewMessage {
   type: MessageType;
+  /** A mail (the default) to an email address, or an SMS to a phone number through the relay. */
+  channel?: MessageChannel;
   recipient: string;
   language: string;
   values: MessageValues;
@@ -24,6 +29,7 @@ export interface NewMessage {
 }
 
 export interface QueuedMessage extends NewMessage {
+  channel: MessageChannel;
   id: string;
   attempts: number;
   createdAt: Date;
@@ -35,15 +41,16 @@ export interface QueuedMessage extends NewMessage {
  */
 export async function enqueueMessage(write: Write, message: NewMessage): Promise<string> {
   const { rows } = await write.tx.query<{ id: string }>(
-    `INSERT INTO notification_outbox (message_type, recipient, language, "values", user_id, org_id, next_attempt_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id::text AS id`,
-    [message.type, message.recipient, message.language, JSON.stringify(message.values), message.userId, message.orgId, write.at],
+    `INSERT INTO notification_outbox (message_type, recipient, language, "values", user_id, org_id, next_attempt_at, created_at, channel)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING id::text AS id`,
+    [message.type, message.recipient, message.language, JSON.stringify(message.values), message.userId, message.orgId, write.at, message.channel ?? 'email'],
   );
   return rows[0]!.id;
 }
 
 interface MessageRow {
   id: string;
+  channel: MessageChannel;
   message_type: MessageType;
   recipient: string;
   language: string;
@@ -66,11 +73,12 @@ export async function claimDueMessages(db: Queryable, limit: number, leaseSecond
      WHERE id IN (
        SELECT id FROM notification_outbox WHERE state = 'pending' AND next_attempt_at <= now()
        ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-     RETURNING id::text AS id, message_type, recipient, language, "values", user_id, org_id, attempts, created_at`,
+     RETURNING id::text AS id, channel, message_type, recipient, language, "values", user_id, org_id, attempts, created_at`,
     [limit, leaseSeconds],
   );
   return rows.map((row) => ({
     id: row.id,
+    channel: row.channel,
     type: row.message_type,
     recipient: row.recipient,
     language: row.language,

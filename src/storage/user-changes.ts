@@ -85,3 +85,20 @@ export async function reactivateUser(write: Write, user: UserRef): Promise<boole
   );
   return true;
 }
+
+/** A new password hash (`user.human.password.changed`; the event carries no hash). */
+export async function changePassword(write: Write, user: UserRef, passwordHash: string): Promise<void> {
+  const sequence = await write.append({
+    aggregateType: 'user',
+    aggregateId: user.id,
+    type: 'user.human.password.changed',
+    resourceOwner: user.orgId,
+    payload: {},
+  });
+  await write.tx.query('UPDATE users SET password_hash = $2, password_changed_at = $4, sequence = $3, change_date = $4 WHERE id = $1', [
+    user.id,
+    passwordHash,
+    sequence,
+    write.at,
+  ]);
+}

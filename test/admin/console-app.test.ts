@@ -4,6 +4,7 @@ import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import * as client from 'openid-client';
 import type { Browser } from 'playwright-core';
+import { PASSWORD_COMPLEXITY_POLICY } from '../../src/domain/policies/password-complexity.ts';
 import { firstStart } from '../../src/commands/first-start.ts';
 import { CONSOLE_CLIENT_ID, consoleRedirectUri, ensureConsoleApp } from '../../src/commands/console-app.ts';
 import { openTestDatabase, type TestDatabase } from '../support/stores.ts';
@@ -45,7 +46,7 @@ describe('the console app in the database', () => {
     dataDir = tempDir();
     await firstStart(store.db, {
       instanceDomain: 'example.test',
-      passwordPolicy: { minLength: 8 },
+      passwordComplexity: PASSWORD_COMPLEXITY_POLICY,
       instanceOrgName: 'Default',
       dataDir,
       secretKey: randomBytes(32),

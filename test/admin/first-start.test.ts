@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, decodeMasterKey, loadConfig } from '../../config/load.ts';
+import { PASSWORD_COMPLEXITY_POLICY } from '../../src/domain/policies/password-complexity.ts';
 import { firstStart, type FirstStartSettings } from '../../src/commands/first-start.ts';
 import { authenticatePassword } from '../../src/queries/authenticate-password.ts';
 import type { Queryable } from '../../src/storage/database.ts';
@@ -51,7 +52,7 @@ function setupBody(): object {
 }
 
 function settingsFor(dataDir: string, secretKey: Buffer): FirstStartSettings {
-  return { instanceDomain: 'example.test', passwordPolicy: { minLength: 8 }, instanceOrgName: 'Default', dataDir, secretKey };
+  return { instanceDomain: 'example.test', passwordComplexity: PASSWORD_COMPLEXITY_POLICY, instanceOrgName: 'Default', dataDir, secretKey };
 }
 
 function tempDir(): string {

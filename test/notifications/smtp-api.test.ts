@@ -192,7 +192,11 @@ describe('/admin/v1/smtp', () => {
       (names) => names.some((name) => name.endsWith('-OtpEmail-user-bob.eml')),
     );
     assert.equal(sink.received.length, 1);
-    assert.ok((await outboxRows(server.running.db)).every((row) => row.state === 'sent'));
+    // The file is written before the row is marked sent.
+    await until(
+      () => outboxRows(server.running.db),
+      (rows) => rows.every((row) => row.state === 'sent'),
+    );
     assert.doesNotMatch(server.logText(), new RegExp(`${PASSWORD}|VIAAPI01|TOFILE01`));
   });
 });

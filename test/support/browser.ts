@@ -267,10 +267,14 @@ export interface LoginUi<Name extends string = string> {
 /**
  * The scene of the login UI tests: the sign-in world, the browser, a relying
  * party, one app redirecting to it, and a user for each entry of `users`
- * (user name: first and last name), created in that order.
+ * (user name: first and last name), created in that order; `env` adds
+ * server settings.
  */
-export async function startLoginUi<Name extends string>(users: Record<Name, { firstName: string; lastName: string }>): Promise<LoginUi<Name>> {
-  const [world, browser, rp] = await Promise.all([startSignInWorld(), launchBrowser(), startRelyingParty()]);
+export async function startLoginUi<Name extends string>(
+  users: Record<Name, { firstName: string; lastName: string }>,
+  env: Record<string, string> = {},
+): Promise<LoginUi<Name>> {
+  const [world, browser, rp] = await Promise.all([startSignInWorld(env), launchBrowser(), startRelyingParty()]);
   const contexts: BrowserContext[] = [];
   const stop = async () => {
     await browser.close();
