@@ -11,7 +11,6 @@ import { registerHuman } from '../../src/commands/register-human.ts';
 import type { HumanInput, OrgSettings } from '../../src/commands/setup-org.ts';
 import { validator } from '../../src/admin/validate.ts';
 import { humanSchema } from '../../src/admin/schemas.ts';
-import { translate } from '../../src/pages/i18n.ts';
 import { profileOf } from '../../src/commands/external-login.ts';
 import { passwordPolicyText } from '../../src/pages/password-rules.ts';
 import type { PasswordPolicy } from '../../src/domain/password-policy.ts';
