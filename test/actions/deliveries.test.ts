@@ -96,12 +96,14 @@ describe('event deliveries', () => {
     const logged = await server.api('POST', '/admin/v1/events/_search', { body: { queries: [{ aggregateIdQuery: { id: userId } }] } });
     const event = logged.body.result.find((e: { type: string }) => e.type === 'user.human.added');
     assert.equal(String(body.sequence), event.sequence);
+    // Adding a user writes more events after this one (its invitation code): the cursor passes them too.
     const state = await until(
       () => server.api('GET', `/v2beta/actions/targets/${id}/state`),
-      (res) => res.body.sequence === String(body.sequence),
-      'the cursor at the delivered event',
+      (res) => typeof res.body.sequence === 'string' && BigInt(res.body.sequence) >= BigInt(body.sequence),
+      'the cursor at or past the delivered event',
     );
-    assert.deepEqual(state.body, { sequence: String(body.sequence), failures: 0, lastError: null });
+    assert.deepEqual({ ...state.body, sequence: undefined }, { sequence: undefined, failures: 0, lastError: null });
+    assert.equal(receiver.deliveries.length, 1, 'the later events of the same write match no execution');
   });
 
   it('delivers a group to the events of that group, and all to every event', async () => {
