@@ -1,6 +1,5 @@
 import { ConfigError, loadConfig } from '../config/load.ts';
 import { createLogger, logFormatFor } from './logger.ts';
-import { startServer } from './server.ts';
 import { DatabaseUnavailable } from './storage/database.ts';
 import { RedisUnavailable } from './storage/redis.ts';
 import { MasterKeyMismatch } from './keys/master-key.ts';
@@ -23,6 +22,9 @@ function fail(err: unknown): never {
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel, logFormatFor(config.logFormat, Boolean(process.stdout.isTTY)));
+  // Loaded after the settings are checked: a wrong setting is told in a
+  // fraction of the time the whole service takes to load.
+  const { startServer } = await import('./server.ts');
   const running = await startServer(config, log);
   log.info(
     { url: running.url, issuer: config.issuer, database: running.db.kind, redis: Boolean(running.redis) },
