@@ -11,7 +11,7 @@ const FLOORS = [
   { name: 'commands', path: '^src/commands/' },
   { name: 'edges', path: '^(interactions/|src/admin/|src/scim/|src/saml/)' },
   { name: 'http', path: '^src/http/' },
-  { name: 'assembly', path: '^(src/(app|server|main)\\.ts$|cli/)' },
+  { name: 'assembly', path: '^(src/(app|server|main|background-work)\\.ts$|cli/)' },
 ];
 
 const upward = FLOORS.flatMap((floor, i) => {

@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http';
-import { join, resolve } from 'node:path';
 import { Server as NetServer, type AddressInfo } from 'node:net';
 import type { ConfigResult } from '../config/load.ts';
 import type { Logger } from './logger.ts';
@@ -13,10 +12,8 @@ import { watchSigningKeys } from './keys/key-watcher.ts';
 import { createAdapterFactory } from '../adapters/index.ts';
 import { challengeStore } from './security/challenges.ts';
 import { ClientDirectory } from '../adapters/clients.ts';
-import { sweepExpiredEngineRecords } from '../adapters/postgres.ts';
 import { buildProvider } from './engine/provider.ts';
 import { sessionCookieSameSite } from './engine/configuration.ts';
-import { deleteExpiredUserSessions } from './storage/user-sessions.ts';
 import { accountFinder } from './engine/accounts.ts';
 import { exchangeOutcomes } from './engine/grants/exchange-outcomes.ts';
 import { EngineHolder } from './engine/engine-holder.ts';
@@ -25,7 +22,7 @@ import { createMetrics, metricsRoutes } from './http/metrics.ts';
 import { trackConnections, type ConnectionTracker } from './http/connections.ts';
 import { pageAssetRoutes } from './http/page-assets.ts';
 import { consoleRoutes, loadConsoleBundle } from './http/console.ts';
-import { localInvalidation, redisInvalidation, type Announce, type CacheTopic, type Invalidation } from './storage/invalidation.ts';
+import { localInvalidation, redisInvalidation, type CacheTopic, type Invalidation } from './storage/invalidation.ts';
 import type { OrgSettings } from './commands/setup-org.ts';
 import { userCache } from './storage/user-cache.ts';
 import { machineKeyCache } from './storage/machine-key-cache.ts';
@@ -36,6 +33,7 @@ import { externalCallbackRoutes, interactionRouter } from '../interactions/index
 import { externalLoginStates } from './security/external-login-states.ts';
 import { providerFetch } from './outbound/upstream.ts';
 import { createApp } from './app.ts';
+import { smtpFromEnvironment, startHousekeeping, startNotifications } from './background-work.ts';
 import { samlRoutes } from './saml/router.ts';
 import { adminRouter } from './admin/router.ts';
 import { scimRouter } from './scim/router.ts';
@@ -46,19 +44,12 @@ import { prepareDataDir, restrictDataDir } from './storage/data-dir.ts';
 import { firstStart } from './commands/first-start.ts';
 import { ensureConsoleApp } from './commands/console-app.ts';
 import { createAuthThrottle } from './storage/auth-failures.ts';
-import { unlockExpiredLocks } from './commands/password-login.ts';
 import { outboundClient } from './outbound/client.ts';
 import { InvalidArgument } from './domain/errors.ts';
 import { ConfigError } from '../config/load.ts';
 import { forcedMfaOf } from './engine/second-factor-rule.ts';
-import { startNotificationWorker } from './commands/deliver-notifications.ts';
-import { outboxFileSender, smtpSender } from './outbound/mail-senders.ts';
-import type { SmtpSettings } from './outbound/smtp-settings.ts';
-import { effectiveSmtpSettings } from './queries/smtp-settings.ts';
-import type { Metrics } from './http/metrics.ts';
 import { startEventDeliveries } from './commands/deliver-events.ts';
 import { passwordComplexityKind } from './domain/policies/password-complexity.ts';
-import type { SmsSender } from './outbound/sms-relay.ts';
 import { effectiveSmsSender } from './queries/sms-relay.ts';
 
 export interface RunningServer {
@@ -71,13 +62,8 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-const SWEEP_INTERVAL_MS = 60_000;
-/** Timed user locks end within this of their time (a login ends its own lock at once). */
-const UNLOCK_INTERVAL_MS = 5_000;
 /** Every node sees a key rotation within this (docs/api/signing-keys.md). */
 const KEY_POLL_MS = 2_000;
-/** A queued mail leaves within this. */
-const NOTIFICATION_POLL_MS = 1_000;
 
 /** Start-up, in order: storage → keys → engine → app → listen. */
 export async function startServer(config: ConfigResult, log: Logger): Promise<RunningServer> {
@@ -282,65 +268,6 @@ function nodeCaches(db: Database, invalidation: Invalidation, issuer: string) {
   const policies = policyCache(db);
   invalidation.on('policies', () => policies.clear());
   return { users, clients, machineKeys, features, policies };
-}
-
-/** Expired engine records and session index entries swept, ended user locks lifted, in the background. */
-function startHousekeeping(db: Database, announce: Announce, log: Logger): { stop(): void } {
-  let sweeping: Promise<unknown> | undefined;
-  const sweeper = setInterval(() => {
-    // A long sweep is not overtaken by the next one.
-    sweeping ??= Promise.all([sweepExpiredEngineRecords(db), deleteExpiredUserSessions(db)])
-      .catch((err) => log.warn({ err }, 'expired record sweep failed'))
-      .finally(() => (sweeping = undefined));
-  }, SWEEP_INTERVAL_MS);
-  sweeper.unref();
-  const unlocker = setInterval(() => {
-    unlockExpiredLocks(db).then(
-      (lifted) => lifted && announce('users'),
-      (err) => log.warn({ err }, 'lifting ended user locks failed'),
-    );
-  }, UNLOCK_INTERVAL_MS);
-  unlocker.unref();
-  return {
-    stop() {
-      clearInterval(sweeper);
-      clearInterval(unlocker);
-    },
-  };
-}
-
-/** SMTP_URL's server with SMTP_FROM's sender, if set. */
-function smtpFromEnvironment(config: ConfigResult): SmtpSettings | undefined {
-  return config.smtp && { ...config.smtp, ...config.mailFrom };
-}
-
-/**
- * Mails waiting in the outbox, sent by this node too: through the admin
- * API's SMTP server, else SMTP_URL's, else into DATA_DIR/outbox.
- */
-function startNotifications(
-  db: Database,
-  config: ConfigResult,
-  sealingKey: Buffer,
-  log: Logger,
-  metrics: Metrics,
-  smsSender: () => Promise<SmsSender | undefined>,
-) {
-  const outboxFolder = outboxFileSender(join(resolve(config.dataDir), 'outbox'), config.mailFrom);
-  return startNotificationWorker({
-    db,
-    log,
-    sender: async () => {
-      const smtp = await effectiveSmtpSettings(db, sealingKey, smtpFromEnvironment(config));
-      return smtp ? smtpSender(smtp) : outboxFolder;
-    },
-    smsSender,
-    onDelivery: (outcome) => metrics.notifications.inc({ outcome }),
-    pollMs: NOTIFICATION_POLL_MS,
-    retryForSeconds: 3600,
-    firstDelaySeconds: 10,
-    maxDelaySeconds: 600,
-  });
 }
 
 interface StopParts {

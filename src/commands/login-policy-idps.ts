@@ -29,45 +29,39 @@ async function ownLoginPolicy(write: Write, orgId: string): Promise<void> {
   await copyInstancePolicyIdps(write, orgId);
 }
 
-/** `POST …/policies/login/idps` `{idpId}`: shows the provider on the login page (docs/api/idps.md). */
-export async function addLoginPolicyIdp(
+type PolicyRef = { orgId: string | null; aggregateId: string };
+
+/** One change of the list, in the scope's own policy (an org's copy made first), announced to every node. */
+async function changeList(
   db: Database,
   announce: Announce,
   actor: Principal,
   scope: IdpScope,
-  idpId: string,
+  change: (write: Write, policy: PolicyRef) => Promise<void>,
 ): Promise<{ details: WriteDetails }> {
   const done = await db.transaction(async (tx) => {
     const instanceId = await assertMayChangeList(tx, actor, scope);
-    if (!(await usableIdp(tx, scope.orgId, idpId))) throw new NotFound('identity provider not found');
     const write = await beginWrite(tx, actor);
     if (scope.orgId !== null) await ownLoginPolicy(write, scope.orgId);
     const owner = scope.orgId ?? instanceId;
-    if (!(await addPolicyIdp(write, { orgId: scope.orgId, aggregateId: owner }, idpId)))
-      throw new AlreadyExists('the login policy lists this identity provider already');
+    await change(write, { orgId: scope.orgId, aggregateId: owner });
     return { details: writeDetails(write, owner) };
   });
   announce('policies');
   return done;
 }
 
-/** `DELETE …/policies/login/idps/{idpId}`. */
-export async function removeLoginPolicyIdp(
-  db: Database,
-  announce: Announce,
-  actor: Principal,
-  scope: IdpScope,
-  idpId: string,
-): Promise<{ details: WriteDetails }> {
-  const done = await db.transaction(async (tx) => {
-    const instanceId = await assertMayChangeList(tx, actor, scope);
-    const write = await beginWrite(tx, actor);
-    if (scope.orgId !== null) await ownLoginPolicy(write, scope.orgId);
-    const owner = scope.orgId ?? instanceId;
-    if (!(await removePolicyIdp(write, { orgId: scope.orgId, aggregateId: owner }, idpId)))
-      throw new NotFound('the login policy does not list this identity provider');
-    return { details: writeDetails(write, owner) };
+/** `POST …/policies/login/idps` `{idpId}`: shows the provider on the login page (docs/api/idps.md). */
+export function addLoginPolicyIdp(db: Database, announce: Announce, actor: Principal, scope: IdpScope, idpId: string): Promise<{ details: WriteDetails }> {
+  return changeList(db, announce, actor, scope, async (write, policy) => {
+    if (!(await usableIdp(write.tx, scope.orgId, idpId))) throw new NotFound('identity provider not found');
+    if (!(await addPolicyIdp(write, policy, idpId))) throw new AlreadyExists('the login policy lists this identity provider already');
   });
-  announce('policies');
-  return done;
+}
+
+/** `DELETE …/policies/login/idps/{idpId}`. */
+export function removeLoginPolicyIdp(db: Database, announce: Announce, actor: Principal, scope: IdpScope, idpId: string): Promise<{ details: WriteDetails }> {
+  return changeList(db, announce, actor, scope, async (write, policy) => {
+    if (!(await removePolicyIdp(write, policy, idpId))) throw new NotFound('the login policy does not list this identity provider');
+  });
 }
