@@ -217,7 +217,15 @@ function jsonTemplates(s: Scene): Record<string, unknown> {
     passwordReset: { returnCode: true },
     email: { email: 'changed@example.test', isEmailVerified: false },
     metadata: { value: 'dmFsdWU=' },
-    messageText: { title: 'T', preHeader: 'P', subject: 'S {{.OrgName}}', greeting: 'Hi {{.FirstName}}', text: 'Code {{.Code}}', buttonText: 'Go', footerText: 'F' },
+    messageText: {
+      title: 'T',
+      preHeader: 'P',
+      subject: 'S {{.OrgName}}',
+      greeting: 'Hi {{.FirstName}}',
+      text: 'Code {{.Code}}',
+      buttonText: 'Go',
+      footerText: 'F',
+    },
     smsRelay: { endpoint: 'https://sms.example.test/send' },
     oauthIdp: {
       name: 'Hub',
@@ -233,7 +241,10 @@ function jsonTemplates(s: Scene): Record<string, unknown> {
     policyIdp: { idpId: '123' },
     target: { name: 'T', endpoint: 'https://hook.example.test/in', timeout: '5s', restWebhook: { interruptOnError: false } },
     execution: { condition: { event: { event: 'user.human.added' } }, targets: [{ target: '123' }] },
-    samlApp: { name: 'S', metadataXml: Buffer.from('<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://sp.example.test"/>').toString('base64') },
+    samlApp: {
+      name: 'S',
+      metadataXml: Buffer.from('<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://sp.example.test"/>').toString('base64'),
+    },
   };
 }
 
