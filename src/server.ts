@@ -49,6 +49,8 @@ import { InvalidArgument } from './domain/errors.ts';
 import { ConfigError } from '../config/load.ts';
 import { forcedMfaOf } from './engine/second-factor-rule.ts';
 import { startEventDeliveries } from './commands/deliver-events.ts';
+import { tokenHooks } from './commands/token-hooks.ts';
+import { hookTargets } from './queries/token-hook-targets.ts';
 import { passwordComplexityKind } from './domain/policies/password-complexity.ts';
 import { effectiveSmsSender } from './queries/sms-relay.ts';
 
@@ -98,6 +100,8 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     // Commands announce what they changed; every node's caches clear themselves.
     const announce = (topic: CacheTopic) => invalidation.publish(topic);
     const { users, clients, machineKeys, features, policies } = nodeCaches(db, invalidation, config.issuer);
+    const hookTargetList = hookTargets(db, actionSealingKey);
+    invalidation.on('actions', () => hookTargetList.clear());
     const lookupUser = (id: string) => users.get(id);
     const forcedMfa = forcedMfaOf(lookupUser, policies.effective);
     const throttle = await createAuthThrottle(
@@ -109,6 +113,14 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     closers.unshift(() => throttle.close());
     const outbound = outboundClient({ allowPrivate: config.outboundAllowPrivate, log });
     closers.unshift(() => outbound.close());
+    const hooks = tokenHooks({
+      db,
+      log,
+      outbound,
+      lookupUser,
+      targets: hookTargetList,
+      onCall: (target, outcome, seconds) => metrics.tokenHooks.observe({ target, outcome }, seconds),
+    });
     const idps = { sealingKey: deriveKey(master.key, 'identity provider secret sealing'), fetchFor: providerFetch(outbound) };
     const adapter = createAdapterFactory({ db, redis, clients, onStorageError: (store) => metrics.storageErrors.inc({ store }) });
     const external = { ...idps, states: externalLoginStates(adapter('ExternalLoginState')) };
@@ -119,7 +131,8 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       cookieKeys: [deriveKey(master.key, 'cookie signing')],
       secretKey,
       adapter,
-      findAccount: accountFinder(db, lookupUser),
+      findAccount: accountFinder(db, lookupUser, hooks),
+      tokenHooks: hooks,
       forcedMfa,
       lookupUser,
       mayImpersonate: impersonationAllowed(db),

@@ -35,3 +35,20 @@ export async function removeUserMetadata(db: Database, actor: Principal, orgId: 
     return { details: writeDetails(write, orgId) };
   });
 }
+
+/**
+ * A token hook's `set_user_metadata` (docs/actions.md): every key in one
+ * write, by the service itself (no editor), within the same limit of keys
+ * as the API; over it, nothing is written.
+ */
+export async function setMetadataFromHook(db: Database, user: { id: string; orgId: string }, entries: Array<{ key: string; value: Buffer }>): Promise<void> {
+  await db.transaction(async (tx) => {
+    const write = await beginWrite(tx, null);
+    const fresh = new Set<string>();
+    for (const { key } of entries) if (!(await findMetadata(tx, user.id, key))) fresh.add(key);
+    if (fresh.size && (await countMetadata(tx, user.id)) + fresh.size > MAX_METADATA_KEYS) {
+      throw fieldError('set_user_metadata', `the user would hold more than ${MAX_METADATA_KEYS} keys, the most a user may have`);
+    }
+    for (const { key, value } of entries) await saveMetadata(write, user, key, value);
+  });
+}

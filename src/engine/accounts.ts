@@ -7,6 +7,7 @@ import { metadataClaimOf } from '../storage/user-metadata.ts';
 import { rolesOfUser } from '../storage/grants.ts';
 import { spaceSeparated } from '../domain/space-separated.ts';
 import { userMayAct } from '../domain/may-act.ts';
+import { HOOK_CLAIMS, type TokenHooks } from './token-hooks.ts';
 
 const GENDER_CLAIM: Record<string, string> = { GENDER_FEMALE: 'female', GENDER_MALE: 'male', GENDER_DIVERSE: 'diverse' };
 
@@ -93,8 +94,16 @@ async function rolesClaim(
 /** Reads a user by id (the user cache on hot paths). */
 export type UserLookup = (id: string) => Promise<UserRow | undefined>;
 
+/**
+ * The preuserinfo hooks run for the claims of an ID token and of userinfo
+ * (docs/actions.md), not when introspection borrows the userinfo claims.
+ */
+function preuserinfoApplies(ctx: KoaContextWithOIDC, use: string): boolean {
+  return use === 'id_token' || ctx.oidc?.route === 'userinfo';
+}
+
 /** The engine's account lookup: active users only. */
-export function accountFinder(db: Queryable, lookup: UserLookup): FindAccount {
+export function accountFinder(db: Queryable, lookup: UserLookup, hooks?: TokenHooks): FindAccount {
   return async (ctx, sub) => {
     const user = await lookup(sub);
     if (!userMayAct(user)) return undefined;
@@ -109,7 +118,13 @@ export function accountFinder(db: Queryable, lookup: UserLookup): FindAccount {
           const metadata = await metadataClaimOf(db, user.id);
           if (Object.keys(metadata).length) claims[METADATA_CLAIM] = metadata;
         }
-        return (use === 'id_token' ? idTokenClaimsOnly(ctx, claims, requested) : claims) as Awaited<ReturnType<Account['claims']>>;
+        const released = use === 'id_token' ? idTokenClaimsOnly(ctx, claims, requested) : claims;
+        if (hooks && preuserinfoApplies(ctx, use)) {
+          const scopes = spaceSeparated(scope);
+          const appended = await hooks.run('preuserinfo', { userId: user.id, clientId: ctx.oidc.client?.clientId ?? '', scopes, userinfo: released });
+          if (appended && Object.keys(appended).length) Object.assign(released, { [HOOK_CLAIMS]: appended });
+        }
+        return released as Awaited<ReturnType<Account['claims']>>;
       },
     };
     return account;

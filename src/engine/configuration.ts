@@ -24,6 +24,7 @@ import { tokenExtraClaims, type ExchangeOutcomes } from './grants/exchange-outco
 import { DEVICE_CODE_LIFETIME } from './device-flow.ts';
 import type { DeliveryResult } from './backchannel-logout.ts';
 import type { OutboundFetch } from '../outbound/client.ts';
+import type { TokenHooks } from './token-hooks.ts';
 import { successSource, userCodeConfirmSource, userCodeInputSource } from '../pages/device.ts';
 
 import { INTERACTION_PATH, ROUTES } from './routes.ts';
@@ -78,6 +79,8 @@ export interface EngineDependencies {
   outboundFetch: OutboundFetch;
   /** Told how each back-channel logout delivery ended (for /metrics). */
   onBackchannelLogout?: (result: DeliveryResult) => void;
+  /** The preaccesstoken hooks, called for every access token issued (preuserinfo is findAccount's). */
+  tokenHooks?: TokenHooks;
 }
 
 /**
@@ -156,7 +159,7 @@ export function engineConfiguration(deps: EngineDependencies): Configuration {
     },
     loadExistingGrant: loadFirstPartyGrant as Configuration['loadExistingGrant'],
     expiresWithSession: expiresWithSession as unknown as Configuration['expiresWithSession'],
-    extraTokenClaims: tokenExtraClaims(deps.exchanges) as Configuration['extraTokenClaims'],
+    extraTokenClaims: tokenExtraClaims(deps.exchanges, deps.tokenHooks) as Configuration['extraTokenClaims'],
     // Refresh tokens rotate on every use (docs/oidc.md; the engine's default
     // rotates only public clients'); reuse of an old one revokes the grant.
     rotateRefreshToken: true,

@@ -11,6 +11,7 @@ import { looksLikeJwt, type JwtAccessTokens } from './jwt-access-tokens.ts';
 import { boundKeyStillActive, type KeyBoundToken } from './key-bound-tokens.ts';
 import { originSessionLives, type SessionBoundToken } from './exchanged-token-sessions.ts';
 import type { LogoutDeliveries } from './backchannel-logout.ts';
+import { HOOK_CLAIMS } from './token-hooks.ts';
 import type {
   ClientClass,
   ReplayDetectionClass,
@@ -50,6 +51,7 @@ export const PATCHED_MEMBERS = [
   'ClientCredentials.prototype.save',
   'RefreshToken.adapter',
   'Grant.adapter',
+  'Claims.prototype.result',
 ] as const;
 
 /** The member a PATCHED_MEMBERS entry names on a provider, or undefined when the engine has none. */
@@ -81,6 +83,7 @@ export function overrideEngine(provider: Provider, deps: OverrideDeps): void {
   overrideReplayDetection(provider);
   overrideRefreshRotation(provider);
   overrideRefreshReads(provider);
+  overrideClaimResults(provider);
 }
 
 /** 1–4: how apps are checked and found. */
@@ -322,6 +325,25 @@ function overrideRefreshReads(provider: Provider): void {
   });
   Object.defineProperty(provider.RefreshToken, 'adapter', { value: refreshTokenReads });
   Object.defineProperty(provider.Grant, 'adapter', { value: grantReads });
+}
+
+/** 15: the preuserinfo hooks' claims in the ID token and userinfo. */
+function overrideClaimResults(provider: Provider): void {
+  // 15. The engine releases only the claims its configuration maps to a
+  //     granted scope; a hook's claims are released whatever the scope
+  //     (docs/actions.md, "Token hooks"). accounts.ts hands them over under
+  //     a symbol of the account's claims; they are merged into the released
+  //     ones, after the filter. The ID token's own claims (nonce, at_hash,
+  //     sid …) are added by the engine after this, and are reserved anyway.
+  const Claims = provider.Claims as unknown as {
+    prototype: { available: Record<string | symbol, unknown>; result(): Promise<Record<string, unknown>> };
+  };
+  const result = Claims.prototype.result;
+  Claims.prototype.result = async function withHookClaims(this: { available: Record<string | symbol, unknown> }) {
+    const claims = await result.call(this);
+    const appended = this.available[HOOK_CLAIMS] as Record<string, unknown> | undefined;
+    return appended ? { ...claims, ...appended } : claims;
+  };
 }
 
 /** The store with another `find`; its other methods stay the store's own (bound: adapters keep private state). */

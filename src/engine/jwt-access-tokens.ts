@@ -1,6 +1,7 @@
 import { createPrivateKey, sign as rsaSign, type JsonWebKey } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify, type JWK } from 'jose';
 import { publicJwks } from '../keys/signing-keys.ts';
+import { hookClaimsOf } from './token-hooks.ts';
 
 /**
  * The JWT wire format of access tokens of apps and machine users set to JWT
@@ -49,6 +50,8 @@ export function jwtAccessTokens(issuer: string, signingKeys: JWK[]): JwtAccessTo
       const client = token.client!;
       const requested = Array.isArray(token.extra?.aud) ? (token.extra.aud as string[]) : [];
       const claims = {
+        // First, so no claim below can be replaced (the hooks' reserved ones are dropped already).
+        ...hookClaimsOf(token.extra),
         client_id: token.clientId,
         ...(token.scope ? { scope: token.scope } : {}),
         ...(token.extra?.act ? { act: token.extra.act } : {}),

@@ -5,6 +5,7 @@ import { loginName } from '../domain/users.ts';
 import { CLAIMS_BY_SCOPE, METADATA_SCOPE, ROLES_SCOPE } from './claims.ts';
 import { userClaims, type UserLookup } from './accounts.ts';
 import { MACHINE_KEY_CLAIM } from './key-bound-tokens.ts';
+import { HOOK_CLAIMS_EXTRA, hookClaimsOf } from './token-hooks.ts';
 import type { EngineRule } from './rule-dispatch.ts';
 import { spaceSeparated } from '../domain/space-separated.ts';
 import { userMayAct } from '../domain/may-act.ts';
@@ -136,7 +137,8 @@ export function introspectionDetails(lookup: UserLookup, findAccount: FindAccoun
       extra.username = loginName(user.user_name, user.primary_domain);
       if (token.accountId) Object.assign(extra, await releasedClaims(ctx, findAccount, token, user));
     }
-    const { [MACHINE_KEY_CLAIM]: _key, ...visible } = body;
-    ctx.body = { ...visible, ...extra };
+    const { [MACHINE_KEY_CLAIM]: _key, [HOOK_CLAIMS_EXTRA]: _hooked, ...visible } = body;
+    // Last: the preaccesstoken hooks' claims (docs/actions.md), as the JWT carries them; none of them is reserved.
+    ctx.body = { ...visible, ...extra, ...hookClaimsOf(body) };
   };
 }

@@ -14,6 +14,7 @@ export interface Metrics {
   backchannelLogouts: Counter<'result'>;
   notifications: Counter<'outcome'>;
   actionDeliveries: Counter<'target' | 'outcome'>;
+  tokenHooks: Histogram<'target' | 'outcome'>;
 }
 
 const KNOWN_PATHS = new Set<string>([...ENGINE_PATHS, '/healthz', '/readyz', '/metrics']);
@@ -67,6 +68,13 @@ export function createMetrics(currentKeyActivatedAt: () => Date | undefined): Me
       name: 'portcullis_action_deliveries_total',
       help: 'Event delivery attempts to action targets, by target id and outcome (delivered; retried: failed, tried again later; failed: given up)',
       labelNames: ['target', 'outcome'],
+      registers: [registry],
+    }),
+    tokenHooks: new Histogram({
+      name: 'portcullis_token_hook_duration_seconds',
+      help: 'Token hook calls (preuserinfo, preaccesstoken), by target id and outcome (ok, timeout, unreachable, http_error, invalid_answer, write_failed)',
+      labelNames: ['target', 'outcome'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     }),
   };

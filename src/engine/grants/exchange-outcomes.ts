@@ -1,5 +1,6 @@
 import type { Adapter } from 'oidc-provider';
 import { MACHINE_KEY_CLAIM } from '../key-bound-tokens.ts';
+import { accessTokenHookClaims, type TokenHooks } from '../token-hooks.ts';
 
 /** What a token exchange decided beyond the engine's token fields. */
 export interface ExchangeOutcome {
@@ -33,13 +34,29 @@ export function exchangeOutcomes(adapter: Adapter): ExchangeOutcomes {
 
 /**
  * extraTokenClaims: tokens of exchanged grants carry `act` and the requested
- * audience; tokens of the JWT profile name the machine key that obtained them.
+ * audience; tokens of the JWT profile name the machine key that obtained
+ * them; access tokens carry what the preaccesstoken hooks add.
  */
-export function tokenExtraClaims(exchanges: ExchangeOutcomes) {
-  return async (_ctx: unknown, token: { gty?: string; grantId?: string; [MACHINE_KEY_CLAIM]?: string }): Promise<Record<string, unknown> | undefined> => {
-    if (token[MACHINE_KEY_CLAIM]) return { [MACHINE_KEY_CLAIM]: token[MACHINE_KEY_CLAIM] };
-    if (!token.grantId || !token.gty?.includes('token-exchange')) return undefined;
-    const outcome = await exchanges.outcomeOf(token.grantId);
-    return outcome && Object.keys(outcome).length ? { ...outcome } : undefined;
+export function tokenExtraClaims(exchanges: ExchangeOutcomes, hooks?: TokenHooks) {
+  return async (_ctx: unknown, token: ExtraClaimsToken): Promise<Record<string, unknown> | undefined> => {
+    const extra = { ...(await grantExtraClaims(exchanges, token)), ...(await accessTokenHookClaims(hooks, token)) };
+    return Object.keys(extra).length ? extra : undefined;
   };
+}
+
+interface ExtraClaimsToken {
+  gty?: string;
+  grantId?: string;
+  accountId?: string;
+  clientId?: string;
+  scope?: string;
+  client?: { machine_user_id?: string };
+  [MACHINE_KEY_CLAIM]?: string;
+}
+
+async function grantExtraClaims(exchanges: ExchangeOutcomes, token: ExtraClaimsToken): Promise<Record<string, unknown> | undefined> {
+  if (token[MACHINE_KEY_CLAIM]) return { [MACHINE_KEY_CLAIM]: token[MACHINE_KEY_CLAIM] };
+  if (!token.grantId || !token.gty?.includes('token-exchange')) return undefined;
+  const outcome = await exchanges.outcomeOf(token.grantId);
+  return outcome && Object.keys(outcome).length ? { ...outcome } : undefined;
 }
