@@ -22,6 +22,9 @@ export interface Delivery {
   at: number;
 }
 
+/** A status (the body `{}`), a status with its body, or no answer at all. */
+export type Answer = number | { status: number; body: string } | 'hang';
+
 export interface Receiver {
   /** https://localhost:PORT/hook */
   url: string;
@@ -34,8 +37,8 @@ export interface Receiver {
   badSignatures: string[];
   /** The key to check signatures with (known once the target is created). */
   key: string;
-  /** Decides the status of each request (default 200). */
-  answer: (delivery: Delivery) => number | Promise<number>;
+  /** Decides the answer to each request (default 200 with `{}`); `'hang'` never answers, until the caller hangs up. */
+  answer: (delivery: Delivery) => Answer | Promise<Answer>;
   /** Stops listening; `start` listens again on the same port. */
   pause(): Promise<void>;
   start(): Promise<void>;
@@ -91,9 +94,11 @@ export async function startReceiver(): Promise<Receiver> {
           if (t === undefined) receiver.badSignatures.push(String(req.headers['portcullis-signature']));
           const delivery: Delivery = { body: JSON.parse(raw), raw, t: t ?? 0, at: Date.now() };
           receiver.attempts.push(delivery);
-          const status = await receiver.answer(delivery);
+          const answer = await receiver.answer(delivery);
+          if (answer === 'hang') return;
+          const { status, body } = typeof answer === 'number' ? { status: answer, body: '{}' } : answer;
           if (status >= 200 && status < 300) receiver.deliveries.push(delivery);
-          res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+          res.writeHead(status, { 'content-type': 'application/json' }).end(body);
         });
       });
       await new Promise<void>((resolve) => listening.listen(port, '127.0.0.1', resolve));
