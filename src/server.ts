@@ -100,7 +100,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     // Commands announce what they changed; every node's caches clear themselves.
     const announce = (topic: CacheTopic) => invalidation.publish(topic);
     const { users, clients, machineKeys, features, policies } = nodeCaches(db, invalidation, config.issuer);
-    const hookTargetList = hookTargets(db, actionSealingKey);
+    const hookTargetList = hookTargets(db, actionSealingKey, (err) => log.warn({ err }, 'token hook targets could not be read; the last list stays'));
     invalidation.on('actions', () => hookTargetList.clear());
     const lookupUser = (id: string) => users.get(id);
     const forcedMfa = forcedMfaOf(lookupUser, policies.effective);

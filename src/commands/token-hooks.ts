@@ -61,7 +61,8 @@ async function requestBody(db: Database, name: HookFunction, subject: HookSubjec
 /** Why a call failed, naming no part of the answer: the status, the connection's failure, or what the answer lacks. */
 function failureOf(err: unknown): HookCallFailed {
   if (err instanceof HookCallFailed) return err;
-  if (err instanceof OutboundError) return new HookCallFailed(err.kind === 'timeout' ? 'timeout' : err.kind === 'too-large' ? 'invalid_answer' : 'unreachable', err.message);
+  if (err instanceof OutboundError)
+    return new HookCallFailed(err.kind === 'timeout' ? 'timeout' : err.kind === 'too-large' ? 'invalid_answer' : 'unreachable', err.message);
   const cause = (err as { cause?: { code?: string; message?: string } } | null)?.cause;
   const text = cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
   return new HookCallFailed('unreachable', text.split('\n')[0]!.slice(0, 300));

@@ -46,10 +46,21 @@ async function loadAll(db: Queryable, sealingKey: Buffer): Promise<Map<string, H
 
 /**
  * The token hooks' targets per node, read in one go: a token request asks
- * this list, never the database, so with no hook set it costs nothing.
+ * this list, never the database, so with no hook set it costs nothing. A
+ * failed read keeps the last list (for one more lifetime) rather than
+ * failing token requests that need no database otherwise.
  */
-export function hookTargets(db: Queryable, sealingKey: Buffer): HookTargets {
-  const cache = new TtlCache<'all', Map<string, HookTarget[]>>(() => loadAll(db, sealingKey), { ttlMs: HOOK_TARGETS_TTL_MS });
+export function hookTargets(db: Queryable, sealingKey: Buffer, onError: (err: unknown) => void): HookTargets {
+  let last = new Map<string, HookTarget[]>();
+  const load = async () => {
+    try {
+      last = await loadAll(db, sealingKey);
+    } catch (err) {
+      onError(err);
+    }
+    return last;
+  };
+  const cache = new TtlCache<'all', Map<string, HookTarget[]>>(load, { ttlMs: HOOK_TARGETS_TTL_MS });
   return {
     async of(name) {
       return (await cache.get('all')).get(conditionKey({ kind: 'function', name })) ?? [];

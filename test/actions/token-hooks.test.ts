@@ -144,7 +144,12 @@ describe('preaccesstoken', () => {
     };
     second.receiver.answer = () => {
       order.push('second');
-      return json({ append_claims: [{ key: 'tenant', value: 'acme-2' }, { key: 'level', value: 2 }] });
+      return json({
+        append_claims: [
+          { key: 'tenant', value: 'acme-2' },
+          { key: 'level', value: 2 },
+        ],
+      });
     };
     await setHooks('preaccesstoken', [first.id, second.id]);
     const { claims, introspection } = await machineToken();
@@ -198,7 +203,13 @@ describe('preaccesstoken', () => {
     await machineToken();
     assert.deepEqual(target.receiver.attempts[1]!.body.userMetadata, [{ key: 'seen-by-hook', value: b64('yes') }]);
     // A value that is no base64 fails the hook: nothing is written.
-    target.receiver.answer = () => json({ set_user_metadata: [{ key: 'seen-by-hook', value: 'not base64!' }, { key: 'other', value: b64('x') }] });
+    target.receiver.answer = () =>
+      json({
+        set_user_metadata: [
+          { key: 'seen-by-hook', value: 'not base64!' },
+          { key: 'other', value: b64('x') },
+        ],
+      });
     await machineToken();
     const after = await server.api('GET', `/management/v1/users/${machine.userId}/metadata/seen-by-hook`);
     assert.equal(after.body.metadata.value, b64('yes'));
