@@ -11,6 +11,7 @@ import { basicAuth, runCodeFlow, type CodeFlowClient, type CodeFlowUser } from '
 import { addSearchUsersThroughApi, insertSearchUsers, usersSearchLoad } from './users-search.ts';
 import { table, targets, type Floors, type ScenarioResult } from './report.ts';
 import { startBenchStores } from './stores.ts';
+import { deliveryScenario, receiverCaFile, tokenHookScenario } from './hooks.ts';
 import {
   BENCH_CORE,
   NODE,
@@ -72,6 +73,8 @@ const OWN_STORES = storesSetting();
 let DATABASE_URL = process.env.DATABASE_URL || undefined;
 let REDIS_URL = process.env.REDIS_URL || undefined;
 // Users in the org of the users_search scenario: 100,000 on PostgreSQL, 10,000 on the embedded database.
+// Events written at once for action_deliveries (bench/hooks.ts).
+const DELIVERY_EVENTS = Math.round(numberSetting('BENCH_DELIVERY_EVENTS', 2000, 10, 1_000_000));
 const SEARCH_USERS = Math.round(numberSetting('BENCH_SEARCH_USERS', DATABASE_URL || OWN_STORES ? 100_000 : 10_000, 10, 1_000_000));
 
 /** BENCH_STORES: `own` starts a PostgreSQL and a Redis for the run; unset or `given`: DATABASE_URL / REDIS_URL as set. */
@@ -338,6 +341,8 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
     // Add more for profiling, e.g. BENCH_SERVER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof".
     NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS ?? '',
   };
+  // The action scenarios' receivers have a self-signed certificate.
+  if (wants('client_credentials_jwt_hook') || wants('action_deliveries')) env.NODE_EXTRA_CA_CERTS = receiverCaFile();
   const suffix = randomBytes(5).toString('hex');
   const schema = `bench_${suffix}`;
   if (DATABASE_URL) {
@@ -524,6 +529,19 @@ async function benchOurs(taskset: string | undefined, beforeLoad: () => void): P
       const report = await measureHttp(base, pid, load, settings);
       return { ...report, detail: `${SEARCH_USERS} users in the org, login-name prefix matching 10, page of 50; ${report.detail}` };
     });
+  }
+
+  if (wants('client_credentials_jwt_hook')) {
+    await scenario('ours', 'client_credentials_jwt_hook', () =>
+      tokenHookScenario({ base, pid, api, load: clientCredentialsLoad(jwt), settings }, (load, check) =>
+        preflight(base, load, load.body, (a) => check(a.body)),
+      ),
+    );
+  }
+  if (wants('action_deliveries')) {
+    await scenario('ours', 'action_deliveries', () =>
+      deliveryScenario({ pid, api, databaseUrl: DATABASE_URL, schema, events: DELIVERY_EVENTS, timeoutSeconds: Math.max(60, DURATION * 6) }),
+    );
   }
 
   const hwm = memoryOf(pid)?.hwmMb ?? null;

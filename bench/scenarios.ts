@@ -16,6 +16,8 @@ export const SCENARIOS = [
   'userinfo',
   'code_flow',
   'users_search',
+  'client_credentials_jwt_hook',
+  'action_deliveries',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 

@@ -4,6 +4,8 @@ import { jwtVerify } from 'jose';
 import * as client from 'openid-client';
 import { interactionPage, LOGIN_FORM_REDIRECT, passwordFormAppWithSecret, postStep } from '../support/login-form.ts';
 import { testServer, type TestServer } from '../support/server.ts';
+import { deriveKey, resolveMasterKey } from '../../src/keys/master-key.ts';
+import { hookTargets } from '../../src/queries/token-hook-targets.ts';
 import { discoverClients, type Clients } from '../support/tokens.ts';
 import { startReceiver, trustInThisProcess, type Answer, type Receiver } from './receiver.ts';
 
@@ -257,6 +259,25 @@ describe('preaccesstoken', () => {
     target.receiver.answer = () => json({ append_claims: [{ key: 'tenant', value: 'fine' }] });
     assert.equal((await machineToken()).claims.tenant, 'fine');
     await setHooks('preaccesstoken', []);
+  });
+});
+
+describe('the hook targets of a node', () => {
+  it('are read once and kept, not per token request, until a change clears them', async () => {
+    let queries = 0;
+    const counted = { query: (...args: unknown[]) => (queries++, (server.running.db.query as (...a: unknown[]) => unknown)(...args)) };
+    const sealingKey = deriveKey(resolveMasterKey(server.config.masterKey, server.config.dataDir).key, 'action signing key sealing');
+    const targets = hookTargets(counted as never, sealingKey, (err) => assert.fail(String(err)));
+    for (let i = 0; i < 50; i++) assert.deepEqual(await targets.of('preaccesstoken'), []);
+    assert.equal(queries, 1, 'one query for all the look-ups, none of them with an execution');
+    const target = await hookTarget('cached');
+    await setHooks('preuserinfo', [target.id]);
+    assert.deepEqual(await targets.of('preuserinfo'), [], 'kept until cleared');
+    targets.clear();
+    const [found] = await targets.of('preuserinfo');
+    assert.equal(found?.id, target.id);
+    assert.equal(found?.signingKey, target.receiver.key);
+    await setHooks('preuserinfo', []);
   });
 });
 
