@@ -265,7 +265,13 @@ describe('preaccesstoken', () => {
 describe('the hook targets of a node', () => {
   it('are read once and kept, not per token request, until a change clears them', async () => {
     let queries = 0;
-    const counted = { query: (...args: unknown[]) => (queries++, (server.running.db.query as (...a: unknown[]) => unknown)(...args)) };
+    const query = server.running.db.query.bind(server.running.db) as (...args: unknown[]) => unknown;
+    const counted = {
+      query: (...args: unknown[]) => {
+        queries += 1;
+        return query(...args);
+      },
+    };
     const sealingKey = deriveKey(resolveMasterKey(server.config.masterKey, server.config.dataDir).key, 'action signing key sealing');
     const targets = hookTargets(counted as never, sealingKey, (err) => assert.fail(String(err)));
     for (let i = 0; i < 50; i++) assert.deepEqual(await targets.of('preaccesstoken'), []);
