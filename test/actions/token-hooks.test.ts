@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { jwtVerify } from 'jose';
 import * as client from 'openid-client';
 import { interactionPage, LOGIN_FORM_REDIRECT, passwordFormAppWithSecret, postStep } from '../support/login-form.ts';
+import { assertInvalid } from '../support/assertions.ts';
 import { testServer, type TestServer } from '../support/server.ts';
 import { deriveKey, resolveMasterKey } from '../../src/keys/master-key.ts';
 import { hookTargets } from '../../src/queries/token-hook-targets.ts';
@@ -263,6 +264,30 @@ describe('preaccesstoken', () => {
 });
 
 describe('the hook targets of a node', () => {
+  it('must be restCall targets: a webhook or async target on a function is 400, and a hook target stays restCall', async () => {
+    const endpoint = 'https://hooks.example.test/x';
+    for (const [name, type] of [
+      ['async-target', { restAsync: {} }],
+      ['webhook-target', { restWebhook: { interruptOnError: true } }],
+    ] as const) {
+      const made = await server.api('POST', '/v2beta/actions/targets', { body: { name, endpoint, timeout: '1s', ...type } });
+      assert.equal(made.status, 200, made.text);
+      for (const fn of ['preaccesstoken', 'preuserinfo']) {
+        const set = await server.api('PUT', '/v2beta/actions/executions', {
+          body: { condition: { function: { name: fn } }, targets: [{ target: made.body.id }] },
+        });
+        assertInvalid(set, ['targets[0].target']);
+      }
+    }
+    const hook = await hookTarget('stays-rest-call');
+    await setHooks('preaccesstoken', [hook.id]);
+    const changed = await server.api('PUT', `/v2beta/actions/targets/${hook.id}`, {
+      body: { name: 'stays-rest-call', endpoint: hook.receiver.url, timeout: '1s', restAsync: {} },
+    });
+    assertInvalid(changed, ['restCall']);
+    await setHooks('preaccesstoken', []);
+  });
+
   it('are read once and kept, not per token request, until a change clears them', async () => {
     let queries = 0;
     const query = server.running.db.query.bind(server.running.db) as (...args: unknown[]) => unknown;
