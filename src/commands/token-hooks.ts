@@ -104,7 +104,19 @@ export function tokenHooks(options: TokenHookOptions): TokenHooks {
       if (!targets.length) return undefined;
       const user = await options.lookupUser(subject.userId);
       if (!user) return undefined;
-      const body = await requestBody(db, name, subject, user);
+      let body: string;
+      try {
+        body = await requestBody(db, name, subject, user);
+      } catch (err) {
+        // The user's metadata or grants could not be read: as if every target had failed.
+        const context = { function: name, reason: failureOf(err).message };
+        if (targets.some((target) => target.interruptOnError)) {
+          log.error(context, 'token hook request could not be built; request refused');
+          throw new TokenHookFailed(`token hook request could not be built: ${context.reason}`);
+        }
+        log.warn(context, 'token hook request could not be built; hooks skipped');
+        return undefined;
+      }
       const claims: Record<string, unknown> = {};
       for (const target of targets) {
         const started = process.hrtime.bigint();
