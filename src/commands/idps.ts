@@ -4,8 +4,8 @@ import { newId } from '../domain/ids.ts';
 import type { Principal } from '../domain/roles.ts';
 import { seal } from '../keys/sealing.ts';
 import type { OutboundFetch } from '../outbound/client.ts';
-import type { LdapDirectory } from '../outbound/ldap.ts';
-import { UpstreamError, upstreamConfiguration } from '../outbound/upstream.ts';
+import { BindRefused, type LdapDirectory } from '../outbound/ldap.ts';
+import { upstreamConfiguration } from '../outbound/upstream.ts';
 import type { Database } from '../storage/database.ts';
 import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
 import { deleteIdp, findIdp, idpSecretAad, insertIdp, updateIdp, type StoredIdp } from '../storage/idps.ts';
@@ -49,8 +49,7 @@ async function checkUpstream(deps: IdpCommandDeps, scope: IdpScope, kind: IdpKin
     try {
       await deps.ldapFor(scope).check(upstream, secret);
     } catch (err) {
-      const unreachable = err instanceof UpstreamError && err.reason === 'unreachable';
-      throw fieldError(unreachable ? 'servers' : 'bindPassword', `the bind failed: ${err instanceof Error ? err.message : 'no answer'}`);
+      throw fieldError(err instanceof BindRefused ? 'bindPassword' : 'servers', `the bind failed: ${err instanceof Error ? err.message : 'no answer'}`);
     }
     return;
   }

@@ -22,32 +22,26 @@ export interface LdapDirectory {
   authenticate(settings: LdapSettings, bindPassword: string, loginName: string, password: string): Promise<ExternalIdentity | undefined>;
 }
 
-/** A socket that fails at once, the way a refused lookup fails one, for an address literal no lookup sees. */
-function refusedSocket(host: string, privateAllowed: boolean): net.Socket | undefined {
-  const refusal = net.isIP(host) ? addressRefusal(host, privateAllowed) : undefined;
-  if (!refusal) return undefined;
-  const socket = new net.Socket();
-  process.nextTick(() => socket.destroy(new OutboundRefused(host, refusal)));
-  return socket;
-}
-
 const bare = (host: string) => host.replace(/^\[(.*)\]$/, '$1');
 
-/** ldapts's socket factories, through the checked lookup. */
+/** ldapts's socket factories: host names through the checked lookup (address literals are checked before, in withServer). */
 function connectors(privateAllowed: boolean) {
   const lookup = checkedLookup(privateAllowed);
-  const createConnection = ((port: number, host: string) =>
-    refusedSocket(bare(host), privateAllowed) ?? net.connect({ port, host: bare(host), lookup })) as unknown as typeof net.connect;
+  const createConnection = ((port: number, host: string) => net.connect({ port, host: bare(host), lookup })) as unknown as typeof net.connect;
   const createSecureConnection = ((portOrUpgrade: number | tls.ConnectionOptions, host?: string, options?: tls.ConnectionOptions) => {
     // StartTLS wraps the socket opened (and checked) above.
     if (typeof portOrUpgrade === 'object') return tls.connect(portOrUpgrade);
     const address = bare(host ?? '');
-    return (
-      refusedSocket(address, privateAllowed) ??
-      tls.connect({ ...options, port: portOrUpgrade, host: address, lookup, ...(net.isIP(address) ? {} : { servername: address }) })
-    );
+    return tls.connect({ ...options, port: portOrUpgrade, host: address, lookup, ...(net.isIP(address) ? {} : { servername: address }) });
   }) as unknown as typeof tls.connect;
   return { createConnection, createSecureConnection };
+}
+
+/** The service account's bind was refused: the provider's bindDn or bindPassword is wrong. */
+export class BindRefused extends UpstreamError {
+  constructor() {
+    super('invalid', 'the bind as bindDn was refused (wrong bindDn or bindPassword)');
+  }
 }
 
 /** What ldapts threw, in the login's words; never a password (ldapts's messages carry the server's diagnostics, not the request). */
@@ -96,6 +90,9 @@ async function withServer<T>(settings: LdapSettings, privateAllowed: boolean, wo
   let last: UpstreamError | undefined;
   for (const server of settings.servers) {
     const { hostname } = new URL(server);
+    // A socket connects to an address literal without a lookup: it is checked here.
+    const refusal = net.isIP(bare(hostname)) ? addressRefusal(bare(hostname), privateAllowed) : undefined;
+    if (refusal) throw new UpstreamError('unreachable', new OutboundRefused(hostname, refusal).message);
     const client = new Client({ url: server, timeout: settings.timeoutMs, connectTimeout: settings.timeoutMs, ...connectors(privateAllowed) });
     try {
       if (settings.startTls && server.startsWith('ldap:')) {
@@ -116,7 +113,7 @@ async function serviceBind(client: Client, settings: LdapSettings, bindPassword:
   try {
     await client.bind(settings.bindDn, bindPassword);
   } catch (err) {
-    if (err instanceof InvalidCredentialsError) throw new UpstreamError('invalid', 'the bind as bindDn was refused (wrong bindDn or bindPassword)');
+    if (err instanceof InvalidCredentialsError) throw new BindRefused();
     throw err;
   }
 }
