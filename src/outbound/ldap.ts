@@ -81,6 +81,7 @@ export function identityOf(entry: Entry, attributes: LdapAttributes, loginName: 
     familyName: optional('lastNameAttribute'),
     displayName: optional('displayNameAttribute'),
     locale: optional('preferredLanguageAttribute'),
+    phone: optional('phoneAttribute'),
     amr: ['pwd'],
   };
 }

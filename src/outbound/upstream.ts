@@ -22,6 +22,8 @@ export interface ExternalIdentity {
   familyName?: string;
   displayName?: string;
   locale?: string;
+  /** A phone number, as the upstream wrote it (an LDAP provider's phoneAttribute). */
+  phone?: string;
   /** The upstream's own `amr` (RFC 8176), if its ID token said. */
   amr: string[];
 }

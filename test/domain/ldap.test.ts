@@ -37,7 +37,14 @@ describe('LDAP server addresses', () => {
   });
 
   it('refuses other schemes, credentials, paths, queries and fragments', () => {
-    for (const url of ['https://ldap.example.com', 'ldap.example.com', 'ldaps://u:p@ldap.example.com', 'ldaps://ldap.example.com/dc=x', 'ldaps://h?uid', 'ldaps://h#x']) {
+    for (const url of [
+      'https://ldap.example.com',
+      'ldap.example.com',
+      'ldaps://u:p@ldap.example.com',
+      'ldaps://ldap.example.com/dc=x',
+      'ldaps://h?uid',
+      'ldaps://h#x',
+    ]) {
       assert.ok(ldapServerProblem(url, true), url);
     }
   });

@@ -4,7 +4,15 @@ import { after, before, describe, test, type TestContext } from 'node:test';
 import * as client from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
 import { assertInvalid } from '../support/assertions.ts';
-import { confidentialAppFor, launchBrowser, needsChromium, startRelyingParty, startSignInWorld, type RelyingParty, type SignInWorld } from '../support/browser.ts';
+import {
+  confidentialAppFor,
+  launchBrowser,
+  needsChromium,
+  startRelyingParty,
+  startSignInWorld,
+  type RelyingParty,
+  type SignInWorld,
+} from '../support/browser.ts';
 import { freePort } from '../support/server.ts';
 import { ADMIN_DN, needsSlapd, startSlapd, SUFFIX, type LdapPerson, type Slapd } from '../support/slapd.ts';
 
@@ -13,7 +21,15 @@ import { ADMIN_DN, needsSlapd, startSlapd, SUFFIX, type LdapPerson, type Slapd }
 // private ports (ldap:// with StartTLS, and ldaps://).
 
 const PEOPLE: LdapPerson[] = [
-  { uid: 'ada', password: 'Ada-Ldap-Pass1', givenName: 'Ada', sn: 'Lovelace', mail: 'ada@ldap.example.test', displayName: 'Ada Lovelace' },
+  {
+    uid: 'ada',
+    password: 'Ada-Ldap-Pass1',
+    givenName: 'Ada',
+    sn: 'Lovelace',
+    mail: 'ada@ldap.example.test',
+    displayName: 'Ada Lovelace',
+    telephoneNumber: '+41 79 123 45 67',
+  },
   { uid: 'adam', password: 'Adam-Ldap-Pass1', givenName: 'Adam', sn: 'Smith', mail: 'adam@ldap.example.test' },
   // A name made of the characters a filter must escape: it signs in as typed, and matches nobody else.
   { uid: 'x*(y)\\z', password: 'Odd-Ldap-Pass1', givenName: 'Odd', sn: 'Name', mail: 'odd@ldap.example.test' },
@@ -26,6 +42,7 @@ const ATTRIBUTES = {
   displayNameAttribute: 'displayName',
   emailAttribute: 'mail',
   preferredUsernameAttribute: 'uid',
+  phoneAttribute: 'telephoneNumber',
 };
 
 describe('LDAP identity providers against a real slapd', { skip: needsChromium || needsSlapd }, () => {
@@ -202,6 +219,7 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
     assert.equal(user.human.profile.lastName, 'Lovelace');
     assert.equal(user.human.profile.displayName, 'Ada Lovelace');
     assert.equal(user.human.email.email, 'ada@ldap.example.test');
+    assert.equal(user.human.phone.phone, '+41791234567');
     const links = await world.api('POST', `/management/v1/users/${claims.sub}/links/_search`, {});
     assert.deepEqual(links.body.result, [
       { userId: claims.sub, idpId, idpName: 'Directory', idpType: 'IDP_TYPE_LDAP', providedUserId: 'ada', providedUserName: 'ada' },

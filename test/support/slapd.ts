@@ -4,10 +4,10 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { freePort, sleep, tempDir } from './server.ts';
 
-// A real LDAP directory for the tests: OpenLDAP's slapd (Debian packages
-// slapd, ldap-utils), started by the test in the foreground on private
-// ports, with its own slapd.conf, database and TLS certificate in a
-// temporary folder; seeded with slapadd before it starts. The system's
+// A real LDAP directory for the tests: OpenLDAP's slapd (Debian package
+// slapd; openssl makes its certificate), started by the test in the
+// foreground on private ports, with its own slapd.conf, database and TLS
+// certificate in a temporary folder; seeded with slapadd before it starts. The system's
 // slapd, if any, is never touched.
 
 export const SLAPD = '/usr/sbin/slapd';
@@ -26,6 +26,7 @@ export interface LdapPerson {
   sn: string;
   mail?: string;
   displayName?: string;
+  telephoneNumber?: string;
 }
 
 export interface Slapd {
@@ -61,6 +62,7 @@ function seedLdif(people: LdapPerson[]): string {
       ldifLine('givenName', p.givenName),
       ...(p.mail ? [ldifLine('mail', p.mail)] : []),
       ...(p.displayName ? [ldifLine('displayName', p.displayName)] : []),
+      ...(p.telephoneNumber ? [ldifLine('telephoneNumber', p.telephoneNumber)] : []),
       ldifLine('userPassword', p.password),
     ]),
   ];
