@@ -50,7 +50,8 @@ function upstreamErrorOf(err: unknown, host: string): UpstreamError {
   if (err instanceof OutboundRefused) return new UpstreamError('unreachable', err.message);
   if (err instanceof ResultCodeError) return new UpstreamError('invalid', `${host} answered ${err.name} (LDAP result ${err.code})`);
   const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && /CERT|TLS|SSL|ALTNAME/.test(code)) return new UpstreamError('invalid', `${host}: TLS failed (${code})`);
+  if (typeof code === 'string' && /CERT|TLS|SSL|ALTNAME|VERIFY|ISSUER|SIGNATURE/.test(code))
+    return new UpstreamError('invalid', `${host}: TLS failed (${code})`);
   const why = typeof code === 'string' ? code : err instanceof Error ? err.message.split('\n')[0] : 'no answer';
   return new UpstreamError('unreachable', `${host} could not be reached (${why})`);
 }
@@ -86,25 +87,41 @@ export function identityOf(entry: Entry, attributes: LdapAttributes, loginName: 
   };
 }
 
-/** The open connection to the first server that answers (its bind refused or not: only an unreachable server passes to the next). */
+/** One exchange with one server, the whole of it (connection, TLS, binds, search) within the provider's timeout. */
+async function exchange<T>(server: string, settings: LdapSettings, privateAllowed: boolean, work: (client: Client) => Promise<T>): Promise<T> {
+  const host = bare(new URL(server).hostname);
+  // A socket connects to an address literal without a lookup: it is checked here.
+  const refusal = net.isIP(host) ? addressRefusal(host, privateAllowed) : undefined;
+  if (refusal) throw new OutboundRefused(host, refusal);
+  const client = new Client({ url: server, timeout: settings.timeoutMs, connectTimeout: settings.timeoutMs, ...connectors(privateAllowed) });
+  const run = (async () => {
+    if (settings.startTls && server.startsWith('ldap:')) await client.startTLS({ host, ...(net.isIP(host) ? {} : { servername: host }) });
+    return work(client);
+  })();
+  // Once the deadline has answered, a late failure of the exchange has no one to tell.
+  run.catch(() => {});
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new UpstreamError('unreachable', `${host} did not answer in time`)), settings.timeoutMs);
+  });
+  try {
+    return await Promise.race([run, deadline]);
+  } finally {
+    clearTimeout(timer);
+    // The unbind is a courtesy to the server; the login does not wait for it.
+    client.unbind().catch(() => {});
+  }
+}
+
+/** The exchange with the first server that answers (its bind refused or not: only an unreachable server passes to the next). */
 async function withServer<T>(settings: LdapSettings, privateAllowed: boolean, work: (client: Client) => Promise<T>): Promise<T> {
   let last: UpstreamError | undefined;
   for (const server of settings.servers) {
-    const { hostname } = new URL(server);
-    // A socket connects to an address literal without a lookup: it is checked here.
-    const refusal = net.isIP(bare(hostname)) ? addressRefusal(bare(hostname), privateAllowed) : undefined;
-    if (refusal) throw new UpstreamError('unreachable', new OutboundRefused(hostname, refusal).message);
-    const client = new Client({ url: server, timeout: settings.timeoutMs, connectTimeout: settings.timeoutMs, ...connectors(privateAllowed) });
     try {
-      if (settings.startTls && server.startsWith('ldap:')) {
-        await client.startTLS({ host: bare(hostname), ...(net.isIP(bare(hostname)) ? {} : { servername: bare(hostname) }) });
-      }
-      return await work(client);
+      return await exchange(server, settings, privateAllowed, work);
     } catch (err) {
-      last = upstreamErrorOf(err, hostname);
+      last = upstreamErrorOf(err, new URL(server).hostname);
       if (last.reason !== 'unreachable') throw last;
-    } finally {
-      await client.unbind().catch(() => {});
     }
   }
   throw last ?? new UpstreamError('invalid', 'the provider names no server');

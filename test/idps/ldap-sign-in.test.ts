@@ -14,7 +14,7 @@ import {
   type SignInWorld,
 } from '../support/browser.ts';
 import { freePort } from '../support/server.ts';
-import { ADMIN_DN, needsSlapd, startSlapd, SUFFIX, type LdapPerson, type Slapd } from '../support/slapd.ts';
+import { ADMIN_DN, needsSlapd, startRelay, startSlapd, SUFFIX, type LdapPerson, type Relay, type Slapd } from '../support/slapd.ts';
 
 // docs/idps.md, LDAP: the ldap kind through the API, and signing in through
 // its form in Chromium against a real OpenLDAP slapd the test starts on
@@ -50,6 +50,7 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
   let rp: RelyingParty;
   let browser: Browser;
   let slapd: Slapd;
+  let relay: Relay;
   let config: client.Configuration;
   let idpId: string;
   let oddUserId: string;
@@ -83,6 +84,7 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
       startSlapd(PEOPLE),
     ]);
     await slapd.start();
+    relay = await startRelay(slapd.ldapUrl);
     const app = await world.createApp({ name: 'Shop web', ...confidentialAppFor(rp) });
     config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
       execute: [client.allowInsecureRequests],
@@ -93,6 +95,7 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
     setDefaultCACertificates(defaultCas);
     await browser?.close();
     await rp?.close();
+    await relay?.close();
     await slapd?.close();
     await world?.stop();
   });
@@ -277,6 +280,22 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
     await submit(again, 'x*(y)\\z', 'Odd-Ldap-Pass1');
     assert.match(await mainText(again), /cannot sign in/);
     assert.ok(!again.url().startsWith(rp.callback));
+  });
+
+  test('a directory that does not answer within the timeout: the page saying it cannot be reached, no session', async (t) => {
+    // Created while the relay still passes through (the bind at write), then the relay hangs.
+    const created = await world.server.api('POST', '/admin/v1/idps/ldap', {
+      body: ldapBody({ name: 'Slow', servers: [relay.url], startTls: false, timeout: '1s' }),
+    });
+    assert.equal(created.status, 200, created.text);
+    assert.equal((await world.api('POST', '/management/v1/policies/login/idps', { idpId: created.body.id })).status, 200);
+    const page = await freshPage(t);
+    await ldapForm(page, 'Sign in with Slow');
+    relay.silent = true;
+    await submit(page, 'adam', 'Adam-Ldap-Pass1');
+    assert.match(await mainText(page), /Slow could not be reached/);
+    assert.ok(!page.url().startsWith(rp.callback));
+    assert.match(world.server.logText(), /did not answer in time/);
   });
 
   test('the directory stopped: a page saying it cannot be reached (en, de), no session, logged without the password', async (t) => {

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { freePort, sleep, tempDir } from './server.ts';
 
@@ -170,4 +170,40 @@ directory ${data}
     },
   };
   return slapd;
+}
+
+export interface Relay {
+  /** ldap://127.0.0.1:PORT */
+  url: string;
+  /** While true, new connections are accepted and never answered: a directory that hangs. */
+  silent: boolean;
+  close(): Promise<void>;
+}
+
+/** A TCP relay in front of a directory, to play a slow one on demand. */
+export async function startRelay(targetUrl: string): Promise<Relay> {
+  const target = new URL(targetUrl);
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    if (relay.silent) return;
+    const upstream = connect({ host: target.hostname, port: Number(target.port) });
+    sockets.add(upstream);
+    upstream.on('close', () => sockets.delete(upstream));
+    upstream.on('error', () => socket.destroy());
+    socket.pipe(upstream).pipe(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const relay: Relay = {
+    url: `ldap://127.0.0.1:${port}`,
+    silent: false,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+  return relay;
 }
