@@ -84,6 +84,8 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
       startSlapd(PEOPLE),
     ]);
     await slapd.start();
+    // The directory's self-signed certificate is trusted like a private CA in NODE_EXTRA_CA_CERTS would be.
+    setDefaultCACertificates([...defaultCas, slapd.certificatePem]);
     relay = await startRelay(slapd.ldapUrl);
     const app = await world.createApp({ name: 'Shop web', ...confidentialAppFor(rp) });
     config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
@@ -101,9 +103,11 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
   });
 
   test('the certificate of an ldaps:// server is checked: untrusted, the create is refused naming servers; trusted, it is taken', async () => {
+    setDefaultCACertificates(defaultCas);
     const untrusted = await world.server.api('POST', '/admin/v1/idps/ldap', { body: ldapBody({ servers: [slapd.ldapsUrl], startTls: false }) });
-    assertInvalid(untrusted, ['servers']);
     setDefaultCACertificates([...defaultCas, slapd.certificatePem]);
+    assertInvalid(untrusted, ['servers']);
+    assert.match(untrusted.body.message, /TLS failed/);
     const created = await world.server.api('POST', '/admin/v1/idps/ldap', { body: ldapBody({ name: 'LDAPS', servers: [slapd.ldapsUrl], startTls: false }) });
     assert.equal(created.status, 200, created.text);
     assert.equal((await world.api('POST', '/management/v1/policies/login/idps', { idpId: created.body.id })).status, 200);
