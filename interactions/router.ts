@@ -36,6 +36,7 @@ import { registerStep } from './steps/register.ts';
 import { secondFactorStep } from './steps/second-factor.ts';
 import { selectAccountStep } from './steps/select-account.ts';
 import { CALLBACK_PATH, externalCallback, type ExternalIdpDeps, externalIdpStep, type ExternalIdpStep } from './steps/external-idp.ts';
+import { ldapLoginStep, type LdapLoginStep } from './steps/ldap-login.ts';
 
 export interface InteractionDeps {
   engine: EngineHolder;
@@ -67,7 +68,7 @@ export interface InteractionDeps {
   /** The key of the self-service codes' digests and the issuer their links point to. */
   codes: CodeSettings;
   /** Sign-ins through external identity providers (docs/idps.md). */
-  external: Pick<ExternalIdpDeps, 'states' | 'sealingKey' | 'fetchFor'>;
+  external: Pick<ExternalIdpDeps, 'states' | 'sealingKey' | 'fetchFor' | 'ldapFor'>;
 }
 
 /** Answers what the steps throw: the stores down, the instance busy, the interaction gone. */
@@ -133,11 +134,20 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   const afterPassword = afterPasswordStep(kit, { ...deps, events, announce }, { mailVerification, secondFactor, factorSetup });
   const linkPending: ExternalIdpStep['linkPending'] = (ctx, loaded, userId) => external!.linkPending(ctx, loaded, userId);
   const register = registerStep(kit, { ...deps, linkPending }, factorSetup, mailVerification);
+  // The LDAP form is a provider's step that goes on like every provider's answer.
+  let ldap: LdapLoginStep | undefined;
   external = externalIdpStep(
     kit,
     { ...deps, ...deps.external, events, issuer: deps.engine.provider.issuer },
-    { secondFactor, factorSetup, showLoginName: loginName.show, showRegistration: register.show },
+    {
+      secondFactor,
+      factorSetup,
+      showLoginName: loginName.show,
+      showRegistration: register.show,
+      showLdapForm: (ctx, loaded, login) => ldap!.show(ctx, loaded, login),
+    },
   );
+  ldap = ldapLoginStep(kit, { events, throttle: deps.throttle, ldapFor: deps.external.ldapFor }, external);
   const selectAccount = selectAccountStep(kit, deps.db, loginName.show);
   const consent = consentStep(kit);
 
@@ -172,6 +182,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   router.post('/:uid/mail/verification/resend', mailVerification.resend);
   router.post('/:uid/idp/:idpId', external.start);
   router.get('/:uid/idps/return', external.complete);
+  router.post('/:uid/ldap/:idpId', ldap.post);
   router.post('/:uid/passkey', passwordlessStep(kit, env, deps.policies, events, deps.throttle, loginName.show));
   for (const factor of SECOND_FACTORS) {
     router.post(`/:uid/${factor.verifyPath}`, secondFactor.verify(factor));

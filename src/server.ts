@@ -31,6 +31,7 @@ import { policyCache } from './queries/policy-cache.ts';
 import type { FeatureName } from './storage/features.ts';
 import { externalCallbackRoutes, interactionRouter } from '../interactions/index.ts';
 import { externalLoginStates } from './security/external-login-states.ts';
+import { ldapFor } from './outbound/ldap.ts';
 import { providerFetch } from './outbound/upstream.ts';
 import { createApp } from './app.ts';
 import { smtpFromEnvironment, startHousekeeping, startNotifications } from './background-work.ts';
@@ -121,7 +122,11 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       targets: hookTargetList,
       onCall: (target, outcome, seconds) => metrics.tokenHooks.observe({ target, outcome }, seconds),
     });
-    const idps = { sealingKey: deriveKey(master.key, 'identity provider secret sealing'), fetchFor: providerFetch(outbound) };
+    const idps = {
+      sealingKey: deriveKey(master.key, 'identity provider secret sealing'),
+      fetchFor: providerFetch(outbound),
+      ldapFor: ldapFor(config.outboundAllowPrivate),
+    };
     const adapter = createAdapterFactory({ db, redis, clients, onStorageError: (store) => metrics.storageErrors.inc({ store }) });
     const external = { ...idps, states: externalLoginStates(adapter('ExternalLoginState')) };
     const engineDeps = {

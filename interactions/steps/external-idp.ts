@@ -6,12 +6,13 @@ import { LOGIN_POLICY } from '../../src/domain/policies/login.ts';
 import { loginName } from '../../src/domain/users.ts';
 import type { ForcedMfa } from '../../src/engine/second-factor-rule.ts';
 import type { OutboundFetch } from '../../src/outbound/client.ts';
+import type { LdapDirectory } from '../../src/outbound/ldap.ts';
 import { authorizationUrl, newLoginChecks, redeem, UpstreamError, upstreamConfiguration, type ExternalIdentity } from '../../src/outbound/upstream.ts';
 import type { ExternalLoginStates } from '../../src/security/external-login-states.ts';
 import { externalSignIn, linkExternal } from '../../src/commands/external-login.ts';
 import { loginIdpOf, type LoginIdp } from '../../src/queries/idps.ts';
 import { effectivePolicyIdps } from '../../src/queries/login-policy-idps.ts';
-import { findIdp } from '../../src/storage/idps.ts';
+import { findIdp, type StoredIdp } from '../../src/storage/idps.ts';
 import { findUser } from '../../src/storage/users.ts';
 import { CATALOGUES, chooseLanguage, translate } from '../../src/pages/i18n.ts';
 import { messagePage } from '../../src/pages/messages.ts';
@@ -37,6 +38,8 @@ export interface ExternalIdpDeps {
   sealingKey: Buffer;
   /** The outbound client's fetch for a provider: instance-level ones may reach private addresses. */
   fetchFor(scope: { orgId: string | null }): OutboundFetch;
+  /** The directory client for an LDAP provider, under the same address rule. */
+  ldapFor(scope: { orgId: string | null }): LdapDirectory;
   events: LoginEvents;
   issuer: string;
 }
@@ -44,8 +47,14 @@ export interface ExternalIdpDeps {
 export interface ExternalIdpStep {
   /** The providers the login-name page shows: the login policy's list for the app's org, while allowExternalIdp. */
   offered(loaded: Loaded): Promise<IdpButton[]>;
-  /** `POST /ui/login/{uid}/idp/{idpId}`: off to the upstream. */
+  /** `POST /ui/login/{uid}/idp/{idpId}`: off to the upstream (an LDAP provider: its form). */
   start(ctx: Context): Promise<void>;
+  /** The provider, when the app's login offers it. */
+  loginIdp(loaded: Loaded, idpId: string): Promise<LoginIdp | undefined>;
+  /** After the upstream vouched for `identity`: the linked user, an auto-created one, or creation and linking offered. */
+  afterUpstream(ctx: Context, loaded: Loaded, idp: StoredIdp, identity: ExternalIdentity): Promise<void>;
+  /** The page of an upstream that failed (down, slow, a check failed), logged with the reason. */
+  failed(ctx: Context, loaded: Loaded, idpName: string, err: unknown): void;
   /** `GET /ui/login/{uid}/idps/return`: the upstream's answer, checked and redeemed. */
   complete(ctx: Context): Promise<void>;
   /** After the user's own sign-in (password step): links the identity the provider vouched for, if one waits. */
@@ -65,6 +74,8 @@ export function externalIdpStep(
     factorSetup: FactorSetupStep;
     showLoginName: ShowLoginName;
     showRegistration(ctx: Context, loaded: Loaded): Promise<void>;
+    /** An LDAP provider's own form of login name and password (steps/ldap-login.ts). */
+    showLdapForm(ctx: Context, loaded: Loaded, login: LoginIdp): void;
   },
 ): ExternalIdpStep {
   const redirectUri = `${deps.issuer}${CALLBACK_PATH}`;
@@ -108,10 +119,12 @@ export function externalIdpStep(
     if (!kit.checkCsrf(ctx, loaded)) return;
     const login = await loginIdp(loaded, ctx.params.idpId ?? '');
     if (!login) return failurePage(ctx, loaded.page.lang, loaded.page.t.sessionExpired, 400);
+    const { upstream } = login;
+    if (upstream.protocol === 'ldap') return steps.showLdapForm(ctx, loaded, login);
     try {
-      const config = await upstreamConfiguration(login.upstream, login.clientSecret, deps.fetchFor({ orgId: login.idp.orgId }));
+      const config = await upstreamConfiguration(upstream, login.secret, deps.fetchFor({ orgId: login.idp.orgId }));
       const checks = newLoginChecks();
-      const url = await authorizationUrl(config, login.upstream, checks, redirectUri);
+      const url = await authorizationUrl(config, upstream, checks, redirectUri);
       await deps.states.put(checks.state, { uid: loaded.interaction.uid, idpId: login.idp.id, nonce: checks.nonce, codeVerifier: checks.codeVerifier });
       ctx.status = 303;
       ctx.redirect(url.href);
@@ -147,28 +160,32 @@ export function externalIdpStep(
     if (!trip || trip.uid !== loaded.interaction.uid) return failurePage(ctx, loaded.page.lang, loaded.page.t.sessionExpired, 400);
     const idp = await findIdp(deps.db, trip.idpId);
     const login = idp && loginIdpOf(deps.sealingKey, idp);
-    if (!login) return failurePage(ctx, loaded.page.lang, loaded.page.t.sessionExpired, 400);
+    if (!login || login.upstream.protocol === 'ldap') return failurePage(ctx, loaded.page.lang, loaded.page.t.sessionExpired, 400);
     let identity: ExternalIdentity;
     try {
-      const config = await upstreamConfiguration(login.upstream, login.clientSecret, deps.fetchFor({ orgId: login.idp.orgId }));
+      const config = await upstreamConfiguration(login.upstream, login.secret, deps.fetchFor({ orgId: login.idp.orgId }));
       const answer = new URL(redirectUri);
       answer.search = ctx.querystring;
       identity = await redeem(config, login.upstream, answer, { state, nonce: trip.nonce, codeVerifier: trip.codeVerifier });
     } catch (err) {
       return failed(ctx, loaded, login.idp.name, err);
     }
-    const outcome = await externalSignIn(deps.db, login.idp, identity, orgOf(loaded) ?? undefined);
+    await afterUpstream(ctx, loaded, login.idp, identity);
+  }
+
+  async function afterUpstream(ctx: Context, loaded: Loaded, idp: StoredIdp, identity: ExternalIdentity): Promise<void> {
+    const outcome = await externalSignIn(deps.db, idp, identity, orgOf(loaded) ?? undefined);
     if (outcome.result === 'signed-in') return signIn(ctx, loaded, outcome.userId, identity);
     const t = loaded.page.t;
     if (outcome.result === 'refused') {
       deps.events.failed(ctx, 'login_failed', true);
       return failurePage(ctx, loaded.page.lang, t.idpRefused, 403);
     }
-    const { isLinkingAllowed, isCreationAllowed } = login.idp.options;
-    if (!isLinkingAllowed && !isCreationAllowed) return failurePage(ctx, loaded.page.lang, translate(t, 'idpNoAccount', { idp: login.idp.name }), 403);
-    await savePendingExternal(loaded, { idpId: login.idp.id, idpName: login.idp.name, identity, creationAllowed: isCreationAllowed });
+    const { isLinkingAllowed, isCreationAllowed } = idp.options;
+    if (!isLinkingAllowed && !isCreationAllowed) return failurePage(ctx, loaded.page.lang, translate(t, 'idpNoAccount', { idp: idp.name }), 403);
+    await savePendingExternal(loaded, { idpId: idp.id, idpName: idp.name, identity, creationAllowed: isCreationAllowed });
     if (!isLinkingAllowed) return steps.showRegistration(ctx, loaded);
-    await steps.showLoginName(ctx, loaded, { notice: translate(t, 'idpLinkOffer', { idp: login.idp.name }) });
+    await steps.showLoginName(ctx, loaded, { notice: translate(t, 'idpLinkOffer', { idp: idp.name }) });
   }
 
   async function linkPending(ctx: Context, loaded: Loaded, userId: string): Promise<void> {
@@ -181,7 +198,7 @@ export function externalIdpStep(
     }
   }
 
-  return { offered, start, complete, linkPending };
+  return { offered, start, loginIdp, afterUpstream, failed, complete, linkPending };
 }
 
 /**

@@ -1,6 +1,6 @@
-import { escapeHtml as e } from '../../src/pages/layout.ts';
+import { escapeHtml as e, page } from '../../src/pages/layout.ts';
 import { translate } from '../../src/pages/i18n.ts';
-import { hidden, type PageContext } from './parts.ts';
+import { errorBox, hidden, type PageContext } from './parts.ts';
 
 /** A provider the login-name page offers. */
 export interface IdpButton {
@@ -21,4 +21,28 @@ export function idpButtons(c: PageContext, idps: IdpButton[]): string {
     )
     .join('');
   return `<p class="or">${e(c.t.or)}</p><div class="idps">${buttons}</div>`;
+}
+
+/** An LDAP provider's own sign-in (docs/idps.md, LDAP): the directory's login name and password, posted here and checked by a bind. */
+export function ldapLoginPage(c: PageContext, values: { idp: IdpButton; loginName?: string; error?: string }): string {
+  const title = translate(c.t, 'idpSignInWith', { idp: values.idp.name });
+  return page(
+    title,
+    `
+<h1>${e(title)}</h1>
+<p class="lead">${e(translate(c.t, 'signInTo', { app: c.appName }))}</p>
+${errorBox(values.error)}
+<form method="post" action="${e(c.action)}/ldap/${e(values.idp.id)}" novalidate>
+  ${hidden('csrf', c.csrf)}
+  <label for="loginName">${e(c.t.loginName)}</label>
+  <input type="text" id="loginName" name="loginName" value="${e(values.loginName ?? '')}" autocomplete="username" autocapitalize="none" spellcheck="false" required${values.loginName ? '' : ' autofocus'} maxlength="500">
+  <label for="password">${e(c.t.password)}</label>
+  <input type="password" id="password" name="password" autocomplete="current-password" required${values.loginName ? ' autofocus' : ''} maxlength="1024">
+  <div class="actions">
+    <a class="secondary button" href="${e(c.action)}?other=1">${e(c.t.useOther)}</a>
+    <button type="submit">${e(c.t.signIn)}</button>
+  </div>
+</form>`,
+    c.lang,
+  );
 }

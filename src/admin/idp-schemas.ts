@@ -21,17 +21,17 @@ const PROVIDER_OPTIONS = {
   },
 };
 
-/** A kind's create body (every required field) or change body (the client secret may be left out: it is kept). */
+/** A kind's create body (every required field) or change body (the secret may be left out: it is kept). */
 export function idpSchema(kind: IdpKind, change: boolean): object {
   return {
     type: 'object',
     additionalProperties: false,
-    required: ['name', ...kind.required.filter((field) => !(change && field === 'clientSecret'))],
+    required: ['name', ...kind.required.filter((field) => !(change && field === kind.secretField))],
     properties: { name: NAME, providerOptions: PROVIDER_OPTIONS, ...kind.properties },
   };
 }
 
-/** Rules a schema cannot say: the URL fields must be usable upstream addresses. */
+/** Rules a schema cannot say: the URL fields (an LDAP provider's servers too) must be usable upstream addresses. */
 export const idpUrlRule = (body: Record<string, unknown>) => upstreamUrlViolations(body);
 
 export const policyIdpSchema = {

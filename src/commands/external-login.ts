@@ -42,11 +42,21 @@ function userNameOf(identity: ExternalIdentity): string | undefined {
   return identity.email && EMAIL.test(identity.email) ? identity.email : undefined;
 }
 
+// RFC 3966 global-number-digits, as the API takes phone numbers; directories often write spaces between the groups.
+const GLOBAL_PHONE = /^\+[0-9().-]*[0-9][0-9().-]*$/;
+
+/** The upstream's phone number when it is a global one (spaces dropped); any other is left out, unverified either way. */
+function phoneOf(identity: ExternalIdentity): HumanInput['phone'] {
+  const phone = (identity.phone ?? '').replace(/\s/g, '');
+  return phone.length <= 50 && GLOBAL_PHONE.test(phone) ? { phone, isPhoneVerified: false } : undefined;
+}
+
 /** The human an auto-creation makes, or undefined when the upstream gave too little (no usable email or name). */
 export function humanFrom(identity: ExternalIdentity): HumanInput | undefined {
   const userName = userNameOf(identity);
   if (!userName || !identity.email || !EMAIL.test(identity.email)) return undefined;
-  return { userName, profile: profileOf(identity), email: { email: identity.email, isEmailVerified: identity.emailVerified } };
+  const phone = phoneOf(identity);
+  return { userName, profile: profileOf(identity), email: { email: identity.email, isEmailVerified: identity.emailVerified }, ...(phone ? { phone } : {}) };
 }
 
 async function applyUpdate(write: Write, user: UserRow, identity: ExternalIdentity): Promise<void> {

@@ -4,6 +4,7 @@ import { newId } from '../domain/ids.ts';
 import type { Principal } from '../domain/roles.ts';
 import { seal } from '../keys/sealing.ts';
 import type { OutboundFetch } from '../outbound/client.ts';
+import { BindRefused, type LdapDirectory } from '../outbound/ldap.ts';
 import { upstreamConfiguration } from '../outbound/upstream.ts';
 import type { Database } from '../storage/database.ts';
 import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
@@ -16,14 +17,16 @@ import { assertMayManageIdps, type IdpScope } from '../queries/idp-scope.ts';
 export type { IdpScope };
 
 /** A create or change body: `name`, `providerOptions` and the kind's fields (docs/api/idps.md). */
-export type IdpInput = Record<string, unknown> & { name: string; providerOptions?: Partial<ProviderOptions>; clientSecret?: string };
+export type IdpInput = Record<string, unknown> & { name: string; providerOptions?: Partial<ProviderOptions> };
 
 export interface IdpCommandDeps {
   db: Database;
-  /** Seals client secrets. */
+  /** Seals client secrets and bind passwords. */
   sealingKey: Buffer;
   /** The outbound client's fetch for a provider of this scope (instance-level ones may reach private addresses). */
   fetchFor(scope: IdpScope): OutboundFetch;
+  /** The directory client for an LDAP provider of this scope, under the same address rule. */
+  ldapFor(scope: IdpScope): LdapDirectory;
 }
 
 /** A provider of this scope (404 for any other, an instance one seen from an org included: it is changed at the instance). */
@@ -34,19 +37,31 @@ async function ownIdp(db: Database, scope: IdpScope, id: string): Promise<Stored
 }
 
 /**
- * An issuer is taken only when its discovery works now: a wrong URL or an
- * upstream that answers no OpenID configuration is the caller's mistake,
- * said at once (400 naming `issuer`), not at the first user's sign-in.
+ * An issuer is taken only when its discovery works now, a directory only
+ * when it takes the bind as `bindDn`: a wrong URL, an upstream that answers
+ * no OpenID configuration or a wrong bind password is the caller's
+ * mistake, said at once (400 naming `issuer`, `servers` or `bindPassword`),
+ * not at the first user's sign-in.
  */
-async function checkDiscovery(deps: IdpCommandDeps, scope: IdpScope, kind: IdpKind, config: StoredIdp['config'], secret: string): Promise<void> {
-  if (!('issuer' in kind.properties)) return;
+async function checkUpstream(deps: IdpCommandDeps, scope: IdpScope, kind: IdpKind, config: StoredIdp['config'], secret: string): Promise<void> {
   const upstream = kind.upstream(config);
+  if (upstream.protocol === 'ldap') {
+    try {
+      await deps.ldapFor(scope).check(upstream, secret);
+    } catch (err) {
+      throw fieldError(err instanceof BindRefused ? 'bindPassword' : 'servers', `the bind failed: ${err instanceof Error ? err.message : 'no answer'}`);
+    }
+    return;
+  }
+  if (!('issuer' in kind.properties)) return;
   try {
     await upstreamConfiguration(upstream, secret, deps.fetchFor(scope));
   } catch (err) {
     throw fieldError('issuer', `discovery failed: ${err instanceof Error ? err.message : 'no answer'}`);
   }
 }
+
+const secretOf = (kind: IdpKind, input: IdpInput): string | undefined => input[kind.secretField] as string | undefined;
 
 function optionsOf(input: IdpInput, before?: ProviderOptions): ProviderOptions {
   return { ...PROVIDER_OPTION_DEFAULTS, ...before, ...input.providerOptions };
@@ -68,8 +83,9 @@ export async function createIdp(
 ): Promise<{ id: string; details: WriteDetails }> {
   assertMayManageIdps(actor, scope);
   const config = configOf(kind, input);
-  const secret = input.clientSecret!;
-  await checkDiscovery(deps, scope, kind, config, secret);
+  // The schema requires the secret on create.
+  const secret = secretOf(kind, input)!;
+  await checkUpstream(deps, scope, kind, config, secret);
   const id = newId();
   return deps.db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
@@ -81,9 +97,9 @@ export async function createIdp(
 }
 
 /**
- * `PUT …/idps/{kind}/{id}`: the whole provider again. A client secret left
- * out is kept while it would go to the same place; a change of the issuer
- * or token endpoint needs it again (docs/decisions.md).
+ * `PUT …/idps/{kind}/{id}`: the whole provider again. A secret left out is
+ * kept while it would go to the same place; a change of the issuer, token
+ * endpoint or directory servers needs it again (docs/decisions.md).
  */
 export async function changeIdp(
   deps: IdpCommandDeps,
@@ -98,15 +114,16 @@ export async function changeIdp(
   if (before.kind !== kind.type) throw new InvalidArgument(`the identity provider is of type ${before.kind}, not ${kind.type}; remove it and create a new one`);
   const config = configOf(kind, input);
   const sameDestination = kind.secretDestination(config) === kind.secretDestination(before.config);
-  if (!input.clientSecret && !sameDestination) throw fieldError('clientSecret', 'is required when the provider moves to another address');
-  const secret = input.clientSecret ?? unsealSecret(deps.sealingKey, before);
-  await checkDiscovery(deps, scope, kind, config, secret);
+  const given = secretOf(kind, input);
+  if (!given && !sameDestination) throw fieldError(kind.secretField, 'is required when the provider moves to another address');
+  const secret = given ?? unsealSecret(deps.sealingKey, before);
+  await checkUpstream(deps, scope, kind, config, secret);
   return deps.db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     const instanceId = await instanceIdOf(tx);
     const current = await findIdp(tx, id);
     if (!current || current.orgId !== scope.orgId) throw new NotFound('identity provider not found');
-    const secretSealed = input.clientSecret ? seal(deps.sealingKey, Buffer.from(input.clientSecret, 'utf8'), idpSecretAad(id)) : current.secretSealed;
+    const secretSealed = given ? seal(deps.sealingKey, Buffer.from(given, 'utf8'), idpSecretAad(id)) : current.secretSealed;
     await updateIdp(
       write,
       { id, orgId: scope.orgId, kind: kind.type, name: input.name, config, options: optionsOf(input, current.options), secretSealed },

@@ -1,12 +1,14 @@
 import type { FieldViolation } from './errors.ts';
+import { LDAP_DEFAULTS, LDAP_PROPERTIES, LDAP_REQUIRED, ldapServerViolations, ldapSettingsOf, type LdapSettings } from './ldap.ts';
 
 /**
  * External identity providers (docs/idps.md): the kinds an admin can
  * create, each a set of fields and the way the login reaches its upstream.
  * Every kind is OpenID Connect (discovery from an issuer, ID token checked)
- * or OAuth 2.0 with a GitHub-style user endpoint; the presets fix the
- * endpoints of well-known services. LDAP and SAML are kinds the API knows
- * by name and refuses until they are built (PLANNED_KINDS).
+ * or OAuth 2.0 with a GitHub-style user endpoint (the presets fix the
+ * endpoints of well-known services), or an LDAP directory the login binds
+ * to (./ldap.ts). SAML is a kind the API knows by name and refuses until it
+ * is built (PLANNED_KINDS).
  */
 
 export interface ProviderOptions {
@@ -23,11 +25,11 @@ export const PROVIDER_OPTION_DEFAULTS: Readonly<ProviderOptions> = {
   isAutoUpdate: false,
 };
 
-/** The fields of a kind as stored (and answered by GET): everything but the client secret. */
-export type IdpConfig = Record<string, string | boolean | string[]>;
+/** The fields of a kind as stored (and answered by GET): everything but the secret (an LDAP provider's `attributes` is an object of names). */
+export type IdpConfig = Record<string, string | boolean | string[] | Record<string, string>>;
 
-/** How the login reaches a provider's upstream. */
-export type Upstream =
+/** How the login reaches an upstream it sends the browser to. */
+export type HttpUpstream =
   | { protocol: 'oidc'; issuer: string; clientId: string; scopes: string[]; isIdTokenMapping: boolean }
   | {
       protocol: 'oauth';
@@ -39,11 +41,16 @@ export type Upstream =
       idAttribute: string;
     };
 
+/** How the login reaches a provider's upstream: over HTTP, or a directory it binds to with the typed password. */
+export type Upstream = HttpUpstream | ({ protocol: 'ldap' } & LdapSettings);
+
 export interface IdpKind {
   /** Path segment of create and change: `POST /admin/v1/idps/{name}`. */
   name: string;
   /** `type` of the provider's view. */
   type: string;
+  /** The write-only field sealed at rest: the client secret, or an LDAP provider's bind password. */
+  secretField: 'clientSecret' | 'bindPassword';
   /** JSON Schema properties of the kind's own fields (the secret included), and which are required on create. */
   properties: Record<string, object>;
   required: string[];
@@ -51,8 +58,8 @@ export interface IdpKind {
   defaults: IdpConfig;
   upstream(config: IdpConfig): Upstream;
   /**
-   * What the client secret is sent to: a change of it needs the secret
-   * again, so a stored secret never reaches a server it was not given for.
+   * What the secret is sent to: a change of it needs the secret again, so
+   * a stored secret never reaches a server it was not given for.
    */
   secretDestination(config: IdpConfig): string;
 }
@@ -90,6 +97,7 @@ function presetOidc(name: string, type: string, issuerOf: (config: IdpConfig) =>
   return {
     name,
     type,
+    secretField: 'clientSecret',
     properties: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, scopes: SCOPES },
     required: ['clientId', 'clientSecret'],
     defaults: { scopes: OIDC_SCOPES },
@@ -108,6 +116,7 @@ function presetOidc(name: string, type: string, issuerOf: (config: IdpConfig) =>
 const GENERIC_OIDC: IdpKind = {
   name: 'generic_oidc',
   type: 'IDP_TYPE_OIDC',
+  secretField: 'clientSecret',
   properties: { issuer: URL_FIELD, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, scopes: SCOPES, isIdTokenMapping: { type: 'boolean' } },
   required: ['issuer', 'clientId', 'clientSecret'],
   defaults: { scopes: OIDC_SCOPES, isIdTokenMapping: false },
@@ -121,7 +130,7 @@ const GENERIC_OIDC: IdpKind = {
   secretDestination: (config) => str(config, 'issuer'),
 };
 
-function oauthUpstream(config: IdpConfig): Upstream {
+function oauthUpstream(config: IdpConfig): HttpUpstream {
   return {
     protocol: 'oauth',
     clientId: str(config, 'clientId'),
@@ -136,6 +145,7 @@ function oauthUpstream(config: IdpConfig): Upstream {
 const OAUTH: IdpKind = {
   name: 'oauth',
   type: 'IDP_TYPE_OAUTH',
+  secretField: 'clientSecret',
   properties: {
     clientId: CLIENT_ID,
     clientSecret: CLIENT_SECRET,
@@ -161,11 +171,24 @@ const GITHUB_ENDPOINTS = {
 const GITHUB: IdpKind = {
   name: 'github',
   type: 'IDP_TYPE_GITHUB',
+  secretField: 'clientSecret',
   properties: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, scopes: SCOPES },
   required: ['clientId', 'clientSecret'],
   defaults: { scopes: ['read:user', 'user:email'] },
   upstream: (config) => oauthUpstream({ ...config, ...GITHUB_ENDPOINTS }),
   secretDestination: () => GITHUB_ENDPOINTS.tokenEndpoint,
+};
+
+const LDAP: IdpKind = {
+  name: 'ldap',
+  type: 'IDP_TYPE_LDAP',
+  secretField: 'bindPassword',
+  properties: LDAP_PROPERTIES,
+  required: LDAP_REQUIRED,
+  defaults: LDAP_DEFAULTS,
+  upstream: (config) => ({ protocol: 'ldap', ...ldapSettingsOf(config) }),
+  // The bind password goes to these servers, encrypted or not as startTls says.
+  secretDestination: (config) => JSON.stringify([list(config, 'servers'), config.startTls === true]),
 };
 
 /** Every kind that works, by its path segment. */
@@ -180,11 +203,12 @@ export const IDP_KINDS: ReadonlyMap<string, IdpKind> = new Map(
       properties: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, scopes: SCOPES, tenant: TENANT },
       required: ['clientId', 'clientSecret', 'tenant'],
     }),
+    LDAP,
   ].map((kind) => [kind.name, kind]),
 );
 
 /** Kinds the API names but does not offer yet: creating one is a 400 that says so (docs/idps.md). */
-export const PLANNED_KINDS = ['ldap', 'saml'] as const;
+export const PLANNED_KINDS = ['saml'] as const;
 
 /** The kind of a stored provider's `type`. */
 export function kindOfType(type: string): IdpKind | undefined {
@@ -219,21 +243,22 @@ const URL_FIELDS: Record<string, { query: boolean }> = {
   userEndpoint: { query: true },
 };
 
-/** The URL fields of a body that are no usable upstream address. */
+/** The URL fields of a body that are no usable upstream address (an LDAP provider's servers included). */
 export function upstreamUrlViolations(body: Record<string, unknown>): FieldViolation[] {
-  return Object.entries(URL_FIELDS).flatMap(([field, rule]) => {
+  const urls = Object.entries(URL_FIELDS).flatMap(([field, rule]) => {
     const value = body[field];
     if (typeof value !== 'string' || !value) return [];
     const problem = upstreamUrlProblem(value, rule);
     return problem ? [{ field, description: problem }] : [];
   });
+  return [...urls, ...ldapServerViolations(body)];
 }
 
 /** The kind's fields of a body, the secret left out and defaults filled in. */
 export function configOf(kind: IdpKind, body: Record<string, unknown>): IdpConfig {
   const config: IdpConfig = { ...kind.defaults };
   for (const field of Object.keys(kind.properties)) {
-    if (field !== 'clientSecret' && body[field] !== undefined) config[field] = body[field] as IdpConfig[string];
+    if (field !== kind.secretField && body[field] !== undefined) config[field] = body[field] as IdpConfig[string];
   }
   return config;
 }

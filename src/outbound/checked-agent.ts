@@ -9,9 +9,10 @@ import { OutboundRefused } from './errors.ts';
  * be reached: the socket then connects to one of exactly those addresses,
  * so a name cannot pass the check with one answer and be connected with
  * another (DNS rebinding). One refused address refuses the host, whichever
- * the socket would have tried first.
+ * the socket would have tried first. Sockets other than HTTP ones (LDAP,
+ * ./ldap.ts) connect through it too.
  */
-function checkedLookup(privateAllowed: boolean): LookupFunction {
+export function checkedLookup(privateAllowed: boolean): LookupFunction {
   return (hostname, options: LookupOptions, callback) => {
     lookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err, '', 0);

@@ -1,5 +1,5 @@
 import * as oidc from 'openid-client';
-import type { Upstream } from '../domain/idps.ts';
+import type { HttpUpstream } from '../domain/idps.ts';
 import type { OutboundClient, OutboundFetch } from './client.ts';
 import { OutboundError } from './errors.ts';
 
@@ -22,6 +22,8 @@ export interface ExternalIdentity {
   familyName?: string;
   displayName?: string;
   locale?: string;
+  /** A phone number, as the upstream wrote it (an LDAP provider's phoneAttribute). */
+  phone?: string;
   /** The upstream's own `amr` (RFC 8176), if its ID token said. */
   amr: string[];
 }
@@ -76,7 +78,7 @@ function insecure(url: string): boolean {
  * of the configured endpoints (OAuth). ID tokens from the token endpoint
  * get their signature checked against the issuer's JWKS too.
  */
-export async function upstreamConfiguration(upstream: Upstream, clientSecret: string, fetch: OutboundFetch): Promise<oidc.Configuration> {
+export async function upstreamConfiguration(upstream: HttpUpstream, clientSecret: string, fetch: OutboundFetch): Promise<oidc.Configuration> {
   const customFetch = fetch as unknown as oidc.CustomFetch;
   try {
     if (upstream.protocol === 'oidc') {
@@ -113,7 +115,7 @@ export function newLoginChecks(): LoginChecks {
 }
 
 /** Where the browser goes: the upstream's authorization endpoint with code flow, PKCE S256, state and (OIDC) nonce. */
-export async function authorizationUrl(config: oidc.Configuration, upstream: Upstream, checks: LoginChecks, redirectUri: string): Promise<URL> {
+export async function authorizationUrl(config: oidc.Configuration, upstream: HttpUpstream, checks: LoginChecks, redirectUri: string): Promise<URL> {
   const parameters: Record<string, string> = {
     redirect_uri: redirectUri,
     response_type: 'code',
@@ -172,7 +174,7 @@ function fromUserEndpoint(user: Record<string, unknown>, idAttribute: string): E
  * (signature by the issuer's JWKS, iss, aud, exp, nonce); the user's claims
  * from the ID token or userinfo, or the user endpoint's JSON.
  */
-export async function redeem(config: oidc.Configuration, upstream: Upstream, callbackUrl: URL, checks: LoginChecks): Promise<ExternalIdentity> {
+export async function redeem(config: oidc.Configuration, upstream: HttpUpstream, callbackUrl: URL, checks: LoginChecks): Promise<ExternalIdentity> {
   try {
     if (upstream.protocol === 'oidc') {
       const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {

@@ -9,7 +9,7 @@ import { findIdp, idpSecretAad, searchIdps, type StoredIdp } from '../storage/id
 import { assertMayManageIdps, type IdpScope } from './idp-scope.ts';
 import type { NameQuery, SearchRequest } from './search.ts';
 
-/** `GET …/idps/{id}` (docs/api/idps.md): never the client secret. */
+/** `GET …/idps/{id}` (docs/api/idps.md): never the client secret or bind password. */
 export interface IdpView {
   id: string;
   details: WriteDetails;
@@ -71,15 +71,15 @@ export function unsealSecret(sealingKey: Buffer, idp: StoredIdp): string {
   return unseal(sealingKey, idp.secretSealed, idpSecretAad(idp.id)).toString('utf8');
 }
 
-/** What the login needs of a provider: where its upstream is and the client secret to redeem codes with. */
+/** What the login needs of a provider: where its upstream is and its secret (the client secret to redeem codes with, or the LDAP bind password). */
 export interface LoginIdp {
   idp: StoredIdp;
   upstream: Upstream;
-  clientSecret: string;
+  secret: string;
 }
 
 export function loginIdpOf(sealingKey: Buffer, idp: StoredIdp): LoginIdp | undefined {
   const kind = kindOfType(idp.kind);
   if (!kind) return undefined;
-  return { idp, upstream: kind.upstream(idp.config), clientSecret: unsealSecret(sealingKey, idp) };
+  return { idp, upstream: kind.upstream(idp.config), secret: unsealSecret(sealingKey, idp) };
 }

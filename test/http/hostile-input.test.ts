@@ -238,6 +238,20 @@ function jsonTemplates(s: Scene): Record<string, unknown> {
       idAttribute: 'id',
       providerOptions: { isLinkingAllowed: true, isCreationAllowed: true, isAutoCreation: false, isAutoUpdate: false },
     },
+    // An org's directory on a documentation address: refused by the address rule before any connection.
+    ldapIdp: {
+      name: 'Directory',
+      servers: ['ldaps://192.0.2.1'],
+      startTls: false,
+      baseDn: 'dc=example,dc=test',
+      bindDn: 'cn=admin,dc=example,dc=test',
+      bindPassword: 'p',
+      userBase: 'ou=people',
+      userObjectClasses: ['inetOrgPerson'],
+      userFilters: ['uid'],
+      timeout: '5s',
+      attributes: { idAttribute: 'uid', emailAttribute: 'mail' },
+    },
     policyIdp: { idpId: '123' },
     target: { name: 'T', endpoint: 'https://hook.example.test/in', timeout: '5s', restWebhook: { interruptOnError: false } },
     execution: { condition: { event: { event: 'user.human.added' } }, targets: [{ target: '123' }] },
@@ -308,6 +322,8 @@ function apiRoutes(s: Scene): Route[] {
     { methods: ['GET', 'PUT', 'DELETE'], path: '/admin/v1/sms/http', body: 'smsRelay' },
     { methods: ['POST'], path: '/management/v1/idps/oauth', body: 'oauthIdp' },
     { methods: ['PUT'], path: '/management/v1/idps/oauth/123', body: 'oauthIdp' },
+    { methods: ['POST'], path: '/management/v1/idps/ldap', body: 'ldapIdp' },
+    { methods: ['PUT'], path: '/management/v1/idps/ldap/123', body: 'ldapIdp' },
     { methods: ['POST'], path: '/management/v1/idps/_search', body: 'empty' },
     { methods: ['GET', 'DELETE'], path: '/admin/v1/idps/123' },
     { methods: ['POST'], path: '/management/v1/policies/login/idps', body: 'policyIdp' },
@@ -713,7 +729,10 @@ function requestArb(s: Scene): fc.Arbitrary<RawRequest & { label: string }> {
   });
   const uiDraft: fc.Arbitrary<Draft> = fc.record({
     method: fc.constantFrom('POST', 'POST', 'GET', 'PUT'),
-    path: fc.constantFrom(...['', '/login-name', '/password', '/select', '/register'].map((p) => `/ui/login/${s.uid}${p}`), '/ui/login/unknown-uid/password'),
+    path: fc.constantFrom(
+      ...['', '/login-name', '/password', '/select', '/register', '/ldap/123'].map((p) => `/ui/login/${s.uid}${p}`),
+      '/ui/login/unknown-uid/password',
+    ),
     query: fc.constantFrom<Form>([], [['other', '1']], [['other', '\u0000']]),
     headers: fc.record(
       {

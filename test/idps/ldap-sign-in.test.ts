@@ -1,0 +1,341 @@
+import assert from 'node:assert/strict';
+import { getCACertificates, setDefaultCACertificates } from 'node:tls';
+import { after, before, describe, test, type TestContext } from 'node:test';
+import * as client from 'openid-client';
+import type { Browser, Page } from 'playwright-core';
+import { assertInvalid } from '../support/assertions.ts';
+import {
+  confidentialAppFor,
+  launchBrowser,
+  needsChromium,
+  startRelyingParty,
+  startSignInWorld,
+  type RelyingParty,
+  type SignInWorld,
+} from '../support/browser.ts';
+import { freePort } from '../support/server.ts';
+import { ADMIN_DN, needsSlapd, startRelay, startSlapd, SUFFIX, type LdapPerson, type Relay, type Slapd } from '../support/slapd.ts';
+
+// docs/idps.md, LDAP: the ldap kind through the API, and signing in through
+// its form in Chromium against a real OpenLDAP slapd the test starts on
+// private ports (ldap:// with StartTLS, and ldaps://).
+
+const PEOPLE: LdapPerson[] = [
+  {
+    uid: 'ada',
+    password: 'Ada-Ldap-Pass1',
+    givenName: 'Ada',
+    sn: 'Lovelace',
+    mail: 'ada@ldap.example.test',
+    displayName: 'Ada Lovelace',
+    telephoneNumber: '+41 79 123 45 67',
+  },
+  { uid: 'adam', password: 'Adam-Ldap-Pass1', givenName: 'Adam', sn: 'Smith', mail: 'adam@ldap.example.test' },
+  // A name made of the characters a filter must escape: it signs in as typed, and matches nobody else.
+  { uid: 'x*(y)\\z', password: 'Odd-Ldap-Pass1', givenName: 'Odd', sn: 'Name', mail: 'odd@ldap.example.test' },
+];
+
+const ATTRIBUTES = {
+  idAttribute: 'uid',
+  firstNameAttribute: 'givenName',
+  lastNameAttribute: 'sn',
+  displayNameAttribute: 'displayName',
+  emailAttribute: 'mail',
+  preferredUsernameAttribute: 'uid',
+  phoneAttribute: 'telephoneNumber',
+};
+
+describe('LDAP identity providers against a real slapd', { skip: needsChromium || needsSlapd }, () => {
+  let world: SignInWorld;
+  let rp: RelyingParty;
+  let browser: Browser;
+  let slapd: Slapd;
+  let relay: Relay;
+  let config: client.Configuration;
+  let idpId: string;
+  let oddUserId: string;
+  const defaultCas = getCACertificates('default');
+
+  function ldapBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+    return {
+      name: 'Directory',
+      servers: [slapd.ldapUrl],
+      startTls: true,
+      baseDn: SUFFIX,
+      bindDn: ADMIN_DN,
+      bindPassword: slapd.adminPassword,
+      userBase: 'ou=people',
+      userObjectClasses: ['inetOrgPerson'],
+      userFilters: ['uid', 'mail'],
+      attributes: ATTRIBUTES,
+      providerOptions: { isAutoCreation: true, isAutoUpdate: true },
+      ...overrides,
+    };
+  }
+
+  const rowCount = async (table: string) => Number((await world.server.running.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table}`)).rows[0]!.n);
+
+  before(async () => {
+    [world, rp, browser, slapd] = await Promise.all([
+      // A low failure limit, so that the last test reaches it; the tests before it fail fewer times.
+      startSignInWorld({ AUTH_FAILURE_LIMIT: '12' }, { captureLog: true }),
+      startRelyingParty(),
+      launchBrowser(),
+      startSlapd(PEOPLE),
+    ]);
+    await slapd.start();
+    // The directory's self-signed certificate is trusted like a private CA in NODE_EXTRA_CA_CERTS would be.
+    setDefaultCACertificates([...defaultCas, slapd.certificatePem]);
+    relay = await startRelay(slapd.ldapUrl);
+    const app = await world.createApp({ name: 'Shop web', ...confidentialAppFor(rp) });
+    config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
+      execute: [client.allowInsecureRequests],
+    });
+  });
+
+  after(async () => {
+    setDefaultCACertificates(defaultCas);
+    await browser?.close();
+    await rp?.close();
+    await relay?.close();
+    await slapd?.close();
+    await world?.stop();
+  });
+
+  test('the certificate of an ldaps:// server is checked: untrusted, the create is refused naming servers; trusted, it is taken', async () => {
+    setDefaultCACertificates(defaultCas);
+    const untrusted = await world.server.api('POST', '/admin/v1/idps/ldap', { body: ldapBody({ servers: [slapd.ldapsUrl], startTls: false }) });
+    setDefaultCACertificates([...defaultCas, slapd.certificatePem]);
+    assertInvalid(untrusted, ['servers']);
+    assert.match(untrusted.body.message, /TLS failed/);
+    const created = await world.server.api('POST', '/admin/v1/idps/ldap', { body: ldapBody({ name: 'LDAPS', servers: [slapd.ldapsUrl], startTls: false }) });
+    assert.equal(created.status, 200, created.text);
+    assert.equal((await world.api('POST', '/management/v1/policies/login/idps', { idpId: created.body.id })).status, 200);
+  });
+
+  test('creates an ldap provider at the instance; GET, _search and the event log never show the bind password, sealed at rest', async () => {
+    const created = await world.server.api('POST', '/admin/v1/idps/ldap', { body: ldapBody() });
+    assert.equal(created.status, 200, created.text);
+    idpId = created.body.id;
+    const got = await world.server.api('GET', `/admin/v1/idps/${idpId}`);
+    assert.equal(got.status, 200, got.text);
+    assert.equal(got.body.idp.type, 'IDP_TYPE_LDAP');
+    const { bindPassword: _secret, name: _name, providerOptions: _options, ...fields } = ldapBody();
+    assert.deepEqual(got.body.idp.config, { ...fields, timeout: '5s' });
+    const search = await world.server.api('POST', '/admin/v1/idps/_search', { body: {} });
+    assert.ok(search.body.result.some((idp: { id: string }) => idp.id === idpId));
+    const events = await world.server.api('POST', '/admin/v1/events/_search', { body: { queries: [{ eventTypesQuery: { types: ['instance.idp.added'] } }] } });
+    for (const text of [got.text, search.text, events.text]) assert.ok(!text.includes(slapd.adminPassword), 'the bind password is never answered');
+    const stored = await world.server.running.db.query<{ secret_sealed: Buffer }>('SELECT secret_sealed FROM identity_providers WHERE id = $1', [idpId]);
+    assert.ok(!Buffer.from(stored.rows[0]!.secret_sealed).toString('latin1').includes(slapd.adminPassword), 'sealed at rest');
+    const listed = await world.api('POST', '/management/v1/policies/login/idps', { idpId });
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+
+    // A change keeps the password for the same servers, and needs it again for others.
+    const { bindPassword: _p, ...withoutPassword } = ldapBody({ name: 'Directory' });
+    assert.equal((await world.server.api('PUT', `/admin/v1/idps/ldap/${idpId}`, { body: withoutPassword })).status, 200);
+    assertInvalid(await world.server.api('PUT', `/admin/v1/idps/ldap/${idpId}`, { body: { ...withoutPassword, servers: [slapd.ldapsUrl], startTls: false } }), [
+      'bindPassword',
+    ]);
+  });
+
+  test('bad provider bodies are 400 naming every bad field, and nothing is stored', async () => {
+    const post = (body: unknown, path = '/admin/v1/idps/ldap') => world.server.api('POST', path, { body });
+    const before = await rowCount('identity_providers');
+    assertInvalid(await post(ldapBody({ servers: [] })), ['servers']);
+    assertInvalid(await post(ldapBody({ servers: ['https://ldap.example.com'] })), ['servers[0]']);
+    assertInvalid(await post(ldapBody({ servers: ['ldap://ldap.example.com'], startTls: false })), ['servers[0]']);
+    assertInvalid(await post(ldapBody({ servers: ['ldaps://u:p@ldap.example.com'] })), ['servers[0]']);
+    assertInvalid(await post(ldapBody({ servers: 'ldaps://ldap.example.com' })), ['servers']);
+    assertInvalid(await post(ldapBody({ startTls: 'yes' })), ['startTls']);
+    assertInvalid(await post(ldapBody({ bindPassword: undefined })), ['bindPassword']);
+    assertInvalid(await post(ldapBody({ bindPassword: 'x'.repeat(1025) })), ['bindPassword']);
+    assertInvalid(await post(ldapBody({ bindDn: '' })), ['bindDn']);
+    assertInvalid(await post(ldapBody({ baseDn: 'dc=x\u0001' })), ['baseDn']);
+    assertInvalid(await post(ldapBody({ userBase: undefined })), ['userBase']);
+    assertInvalid(await post(ldapBody({ userObjectClasses: [] })), ['userObjectClasses']);
+    assertInvalid(await post(ldapBody({ userFilters: ['uid=*'] })), ['userFilters[0]']);
+    assertInvalid(await post(ldapBody({ userFilters: ['uid', 'uid'] })), ['userFilters']);
+    assertInvalid(await post(ldapBody({ timeout: '10m' })), ['timeout']);
+    assertInvalid(await post(ldapBody({ timeout: '0s' })), ['timeout']);
+    assertInvalid(await post(ldapBody({ attributes: { emailAttribute: 'mail' } })), ['attributes.idAttribute']);
+    assertInvalid(await post(ldapBody({ attributes: { idAttribute: 'uid', other: 'x' } })), ['attributes.other']);
+    assertInvalid(await post(ldapBody({ attributes: { idAttribute: '(uid)' } })), ['attributes.idAttribute']);
+    assertInvalid(await post(ldapBody({ clientSecret: 'x' })), ['clientSecret']);
+    // The servers answer, but refuse the bind; nothing listens; an org's provider may not reach loopback.
+    assertInvalid(await post(ldapBody({ bindPassword: 'wrong-password' })), ['bindPassword']);
+    assertInvalid(await post(ldapBody({ servers: [`ldap://127.0.0.1:${await freePort()}`] })), ['servers']);
+    const org = await world.api('POST', '/management/v1/idps/ldap', ldapBody());
+    assert.equal(org.status, 400, JSON.stringify(org.body));
+    assert.match(org.body.message, /loopback or private/);
+    const malformed = await world.server.api('POST', '/admin/v1/idps/ldap', { raw: '{"name":' });
+    assert.equal(malformed.status, 400);
+    assert.equal(await rowCount('identity_providers'), before, 'nothing stored');
+    assert.ok(!world.server.logText().includes('wrong-password'), 'no password logged');
+  });
+
+  async function freshPage(t: TestContext, locale = 'en-US'): Promise<Page> {
+    const context = await browser.newContext({ locale });
+    t.after(() => context.close());
+    const page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    return page;
+  }
+
+  /** Opens the app's authorization request and the provider's form; `finish` redeems the code the browser lands with. */
+  async function ldapForm(page: Page, button = 'Sign in with Directory'): Promise<{ finish(): Promise<Record<string, unknown>> }> {
+    const pkceCodeVerifier = client.randomPKCECodeVerifier();
+    const expectedNonce = client.randomNonce();
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: rp.callback,
+      scope: 'openid profile email',
+      code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
+      code_challenge_method: 'S256',
+      nonce: expectedNonce,
+    });
+    await page.goto(url.href);
+    await page.getByRole('button', { name: button }).click();
+    await page.waitForSelector('#password');
+    return {
+      async finish() {
+        await page.waitForURL((u) => u.href.startsWith(rp.callback));
+        const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier, expectedNonce });
+        return tokens.claims() as Record<string, unknown>;
+      },
+    };
+  }
+
+  async function submit(page: Page, loginName: string, password: string): Promise<void> {
+    await page.fill('#loginName', loginName);
+    await page.fill('#password', password);
+    await page.click('button[type=submit]');
+    await page.waitForLoadState();
+  }
+
+  const mainText = async (page: Page) => (await page.textContent('main')) ?? '';
+
+  test('signs in through the form: the user is created from the attributes and linked, amr fed+pwd; the next sign-in finds it', async (t) => {
+    const page = await freshPage(t);
+    const flow = await ldapForm(page);
+    // The form: labelled fields, and nothing sticking out on a phone.
+    assert.equal(await page.getByLabel('Login name').count(), 1);
+    assert.equal(await page.getByLabel('Password').count(), 1);
+    await page.setViewportSize({ width: 375, height: 800 });
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), 'no sideways scroll at 375 px');
+    await submit(page, 'ada', 'Ada-Ldap-Pass1');
+    const claims = await flow.finish();
+    assert.deepEqual(claims.amr, ['fed', 'pwd']);
+    const user = (await world.api('GET', `/management/v1/users/${claims.sub}`)).body.user;
+    assert.equal(user.userName, 'ada');
+    assert.equal(user.human.profile.firstName, 'Ada');
+    assert.equal(user.human.profile.lastName, 'Lovelace');
+    assert.equal(user.human.profile.displayName, 'Ada Lovelace');
+    assert.equal(user.human.email.email, 'ada@ldap.example.test');
+    assert.equal(user.human.phone.phone, '+41791234567');
+    const links = await world.api('POST', `/management/v1/users/${claims.sub}/links/_search`, {});
+    assert.deepEqual(links.body.result, [
+      { userId: claims.sub, idpId, idpName: 'Directory', idpType: 'IDP_TYPE_LDAP', providedUserId: 'ada', providedUserName: 'ada' },
+    ]);
+
+    // By email this time (userFilters: uid or mail): the same entry, the same user.
+    const again = await freshPage(t);
+    const second = await ldapForm(again);
+    await submit(again, 'ada@ldap.example.test', 'Ada-Ldap-Pass1');
+    assert.equal((await second.finish()).sub, claims.sub);
+  });
+
+  test('a wrong password, an unknown name and an empty password get one answer, no session, nobody created', async (t) => {
+    const page = await freshPage(t);
+    await ldapForm(page);
+    const users = await rowCount('users');
+    for (const [name, password] of [
+      ['adam', 'not-his-password'],
+      ['nobody', 'Ada-Ldap-Pass1'],
+      ['adam', ''],
+    ] as const) {
+      await submit(page, name, password);
+      assert.match(await mainText(page), /The login name or password is wrong\./, `${name}/${password}`);
+      assert.ok(page.url().includes('/ui/login/'));
+    }
+    assert.equal(await rowCount('users'), users);
+    assert.ok(!world.server.logText().includes('not-his-password'), 'no password logged');
+  });
+
+  test('filter injection: *, wildcards and parentheses in the name match nobody; a name made of them signs in as typed', async (t) => {
+    const page = await freshPage(t);
+    const flow = await ldapForm(page);
+    // A NUL never reaches the directory: the form drops a field holding one (interactions/form-input.ts).
+    for (const name of ['*', 'ad*', 'ada)(uid=*', '*)(|(uid=*', 'ada\u0000']) {
+      await submit(page, name, 'Ada-Ldap-Pass1');
+      assert.match(await mainText(page), /The login name or password is wrong\./, name);
+    }
+    await submit(page, 'x*(y)\\z', 'Odd-Ldap-Pass1');
+    const claims = await flow.finish();
+    assert.deepEqual(claims.amr, ['fed', 'pwd']);
+    oddUserId = String(claims.sub);
+    assert.equal((await world.api('GET', `/management/v1/users/${oddUserId}`)).body.user.human.email.email, 'odd@ldap.example.test');
+  });
+
+  test('ldaps:// signs in too (the certificate trusted)', async (t) => {
+    const page = await freshPage(t);
+    const flow = await ldapForm(page, 'Sign in with LDAPS');
+    await submit(page, 'adam', 'Adam-Ldap-Pass1');
+    assert.deepEqual((await flow.finish()).amr, ['fed', 'pwd']);
+  });
+
+  test('a deactivated user stays out', async (t) => {
+    assert.equal((await world.api('POST', `/management/v1/users/${oddUserId}/_deactivate`, {})).status, 200);
+    const again = await freshPage(t);
+    await ldapForm(again);
+    await submit(again, 'x*(y)\\z', 'Odd-Ldap-Pass1');
+    assert.match(await mainText(again), /cannot sign in/);
+    assert.ok(!again.url().startsWith(rp.callback));
+  });
+
+  test('a directory that does not answer within the timeout: the page saying it cannot be reached, no session', async (t) => {
+    // Created while the relay still passes through (the bind at write), then the relay hangs.
+    const created = await world.server.api('POST', '/admin/v1/idps/ldap', {
+      body: ldapBody({ name: 'Slow', servers: [relay.url], startTls: false, timeout: '1s' }),
+    });
+    assert.equal(created.status, 200, created.text);
+    assert.equal((await world.api('POST', '/management/v1/policies/login/idps', { idpId: created.body.id })).status, 200);
+    const page = await freshPage(t);
+    await ldapForm(page, 'Sign in with Slow');
+    relay.silent = true;
+    await submit(page, 'adam', 'Adam-Ldap-Pass1');
+    assert.match(await mainText(page), /Slow could not be reached/);
+    assert.ok(!page.url().startsWith(rp.callback));
+    assert.match(world.server.logText(), /did not answer in time/);
+  });
+
+  test('the directory stopped: a page saying it cannot be reached (en, de), no session, logged without the password', async (t) => {
+    const en = await freshPage(t);
+    await ldapForm(en);
+    const de = await freshPage(t, 'de-DE');
+    await ldapForm(de, 'Mit Directory anmelden');
+    await slapd.stop();
+    t.after(() => slapd.start());
+    await submit(en, 'adam', 'Adam-Ldap-Pass1');
+    assert.match(await mainText(en), /Directory could not be reached/);
+    assert.ok(!en.url().startsWith(rp.callback));
+    await submit(de, 'adam', 'Adam-Ldap-Pass1');
+    assert.match(await mainText(de), /Directory ist nicht erreichbar/);
+    const log = world.server.logText();
+    assert.match(log, /external_login_failed/);
+    assert.ok(!log.includes('Adam-Ldap-Pass1') && !log.includes(slapd.adminPassword), 'no password logged');
+  });
+
+  test('wrong passwords count against the client address: past the limit, the 429 page, for right ones too', async (t) => {
+    const page = await freshPage(t);
+    await ldapForm(page);
+    // More than 12 failures within the window block the address; earlier tests of this file failed a few times already.
+    for (let attempts = 1; (await page.locator('#password').count()) > 0; attempts++) {
+      assert.ok(attempts <= 13, 'the limit is reached');
+      await submit(page, 'adam', `wrong-${attempts}`);
+    }
+    assert.match(await mainText(page), /Too many failed sign-in attempts/);
+    await ldapForm(page);
+    await submit(page, 'adam', 'Adam-Ldap-Pass1');
+    assert.match(await mainText(page), /Too many failed sign-in attempts/);
+  });
+});
