@@ -116,6 +116,7 @@ describe('/admin/v1/smtp', () => {
       port: sink.port,
       user: 'mailer',
       tls: 'TLS_MODE_NONE',
+      hasPassword: true,
     });
     assert.doesNotMatch(read.text, new RegExp(PASSWORD));
     const { rows } = await server.running.db.query<{ password_sealed: Buffer }>('SELECT password_sealed FROM smtp_settings');
