@@ -65,7 +65,9 @@ export function MessageTextsPage() {
   const [language, setLanguage] = useState<string>(MESSAGE_TEXT_LANGUAGES[0]);
   const [done, setDone] = useState('');
   const path = `/management/v1/text/message/${type}/${language}`;
-  const texts = useLoad(() => api.call<MessageTextsView>('GET', path), [orgId, path]);
+  // The answer names its path: while another message loads, the last one's texts are not shown under the new name.
+  const loaded = useLoad(() => api.call<MessageTextsView>('GET', path).then((view) => ({ path, view })), [orgId, path]);
+  const texts = { data: loaded.data?.path === path ? loaded.data.view : undefined, error: loaded.error, reload: loaded.reload };
   const changed = (what: string) => () => {
     setDone(what);
     texts.reload();
