@@ -174,7 +174,7 @@ export const NOTIFY_COMMANDS: Command[] = [
   },
   {
     name: 'reset-password',
-    summary: "start a user's password reset: mail the code (--send-mail) or print it for your own delivery (--return-code)",
+    summary: "start a user's password reset: mail the code (--send-mail) or print it for your own delivery (--return-code); needs ORG_OWNER or ORG_USER_MANAGER holding every role of the user",
     options: {
       ...USER,
       'send-mail': { type: 'boolean', description: 'mail the PasswordReset message to the user' },
@@ -205,7 +205,7 @@ export const NOTIFY_COMMANDS: Command[] = [
   userMailCommand('resend-invitation', '_resend_initialization', 'send a new invitation to a user who has not set a password yet', 'Sent an invitation'),
   {
     name: 'metadata',
-    summary: "show one key of a user's metadata (its value as text when it is UTF-8, else base64)",
+    summary: "show one key of a user's metadata, its value as text when it is UTF-8, else base64 (needs ORG_OWNER or ORG_USER_MANAGER)",
     options: { ...USER, key: { type: 'string', arg: '<key>', description: 'metadata key' } },
     required: ['user', 'key'],
     request: (values) => ({ method: 'GET', path: `/management/v1/users/${id(str(values, 'user')!)}/metadata/${id(str(values, 'key')!)}` }),
@@ -213,7 +213,7 @@ export const NOTIFY_COMMANDS: Command[] = [
   },
   {
     name: 'list-metadata',
-    summary: "list a user's metadata keys and values",
+    summary: "list a user's metadata keys and values (needs ORG_OWNER or ORG_USER_MANAGER)",
     options: USER,
     required: ['user'],
     request: (values) => ({ method: 'POST', path: `/management/v1/users/${id(str(values, 'user')!)}/metadata/_search`, body: { query: { limit: 100 } } }),
@@ -231,7 +231,7 @@ export const NOTIFY_COMMANDS: Command[] = [
   },
   {
     name: 'set-metadata',
-    summary: "set one key of a user's metadata (a new value replaces the old)",
+    summary: "set one key of a user's metadata, a new value replacing the old (needs ORG_OWNER or ORG_USER_MANAGER)",
     options: {
       ...USER,
       key: { type: 'string', arg: '<key>', description: 'metadata key: letters, digits and _ . : -, not starting with _' },
@@ -248,7 +248,7 @@ export const NOTIFY_COMMANDS: Command[] = [
   },
   {
     name: 'remove-metadata',
-    summary: "remove one key of a user's metadata",
+    summary: "remove one key of a user's metadata (needs ORG_OWNER or ORG_USER_MANAGER)",
     options: { ...USER, key: { type: 'string', arg: '<key>', description: 'metadata key' } },
     required: ['user', 'key'],
     request: (values) => ({ method: 'DELETE', path: `/management/v1/users/${id(str(values, 'user')!)}/metadata/${id(str(values, 'key')!)}` }),
