@@ -262,7 +262,7 @@ export const NOTIFY_COMMANDS: Command[] = [
     request: (values) => ({ method: 'GET', path: messagePath('message-text', values) }),
     describe: (r) => [
       r.isDefault ? 'The built-in texts (the org has none of its own):' : "The org's own texts:",
-      ...MESSAGE_TEXT_FIELDS.map((field) => `${field}: ${String(r.customText?.[field] ?? '')}`),
+      ...MESSAGE_TEXT_FIELDS.map((field) => `${field}:${r.customText?.[field] ? ` ${r.customText[field]}` : ''}`),
     ],
   },
   {
