@@ -40,10 +40,9 @@ const NAV: NavItem[] = [
   { path: '/members', label: 'members' },
   { path: '/policies', label: 'policies' },
   { path: '/org', label: 'orgSettings' },
+  { path: '/message-texts', label: 'messageTexts' },
   { path: '/signing-keys', label: 'signingKeys', instance: true },
   { path: '/events', label: 'events', instance: true },
-  // mail, SMS and message texts
-  { path: '/message-texts', label: 'messageTexts' },
   { path: '/notifications', label: 'notifications', instance: true },
 ];
 

@@ -61,6 +61,7 @@ describe('the mail, SMS and message pages of the console', { skip: needsChromium
 
     await form.getByLabel('Port').fill(String(sink.port));
     await form.getByRole('button', { name: 'Save' }).click();
+    await smtp.getByText('Saved.').waitFor();
     await smtp.getByText('Mails go through this server.').waitFor();
     const { details: _details, ...saved } = await get('/admin/v1/smtp');
     assert.deepEqual(saved, {

@@ -58,17 +58,9 @@ function SmtpForm({ view, onSaved }: { view: SmtpSettingsView; onSaved: () => vo
   const { api } = useConsole();
   const [draft, setDraft] = useState(draftOf(view));
   const [local, setLocal] = useState<FieldViolation[]>([]);
-  const [done, setDone] = useState('');
-  const sent = useSubmit(
-    () => api.call('PUT', '/admin/v1/smtp', bodyOf(draft).body),
-    () => {
-      setDone(t('saved'));
-      onSaved();
-    },
-  );
+  const sent = useSubmit(() => api.call('PUT', '/admin/v1/smtp', bodyOf(draft).body), onSaved);
   const submit = (event: Event) => {
     event.preventDefault();
-    setDone('');
     const checked = bodyOf(draft);
     setLocal(checked.violations);
     if (checked.body) void sent.submit();
@@ -98,7 +90,7 @@ function SmtpForm({ view, onSaved }: { view: SmtpSettingsView; onSaved: () => vo
           {t('save')}
         </button>
       </div>
-      <Status ok={done} error={local.length ? undefined : sent.error} />
+      <Status error={local.length ? undefined : sent.error} />
       {local.length > 0 && (
         <p class="status error" role="alert">
           {t('checkFields')}
@@ -134,21 +126,20 @@ function TestMail() {
 function SmtpSection() {
   const { api } = useConsole();
   const smtp = useLoad(() => api.call<SmtpSettingsView>('GET', '/admin/v1/smtp'), []);
+  // The section reports a save: the form starts afresh from the saved settings, its password field empty again.
   const [done, setDone] = useState('');
-  const removal = useSubmit(
-    () => api.call('DELETE', '/admin/v1/smtp'),
-    () => {
-      setDone(t('removed'));
-      smtp.reload();
-    },
-  );
+  const changed = (what: string) => () => {
+    setDone(what);
+    smtp.reload();
+  };
+  const removal = useSubmit(() => api.call('DELETE', '/admin/v1/smtp'), changed(t('removed')));
   if (!smtp.data) return <Loading error={smtp.error} />;
   const isSet = smtp.data.host !== undefined;
   return (
     <section class="panel" aria-labelledby="smtp-heading">
       <h2 id="smtp-heading">{t('smtpServer')}</h2>
       <p>{isSet ? t('smtpSet') : t('smtpNone')}</p>
-      <SmtpForm key={JSON.stringify(smtp.data)} view={smtp.data} onSaved={smtp.reload} />
+      <SmtpForm key={JSON.stringify(smtp.data)} view={smtp.data} onSaved={changed(t('saved'))} />
       {isSet && <ConfirmButton label={t('removeSmtp')} question={t('confirmRemoveSmtp')} onConfirm={() => removal.submit()} disabled={removal.busy} />}
       <Status ok={done} error={removal.error} />
       <TestMail />
