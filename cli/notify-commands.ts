@@ -174,7 +174,8 @@ export const NOTIFY_COMMANDS: Command[] = [
   },
   {
     name: 'reset-password',
-    summary: "start a user's password reset: mail the code (--send-mail) or print it for your own delivery (--return-code); needs ORG_OWNER or ORG_USER_MANAGER holding every role of the user",
+    summary:
+      "start a user's password reset: mail the code (--send-mail) or print it for your own delivery (--return-code); needs ORG_OWNER or ORG_USER_MANAGER holding every role of the user",
     options: {
       ...USER,
       'send-mail': { type: 'boolean', description: 'mail the PasswordReset message to the user' },
