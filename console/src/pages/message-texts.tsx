@@ -10,7 +10,9 @@ import {
   PLACEHOLDERS,
   SINGLE_LINE_FIELDS,
   type MessageTextField,
+  type MessageTextLanguage,
   type MessageTexts,
+  type MessageTextType,
 } from '../../../src/domain/message-texts.ts';
 
 // The org's own wording of the messages it sends (docs/api/message-texts.md,
@@ -28,7 +30,7 @@ const FIELD_LABELS: Record<MessageTextField, MessageKey> = {
   footerText: 'textFooterText',
 };
 
-const LANGUAGE_LABELS: Record<(typeof MESSAGE_TEXT_LANGUAGES)[number], MessageKey> = { en: 'langEn', de: 'langDe' };
+const LANGUAGE_LABELS: Record<MessageTextLanguage, MessageKey> = { en: 'langEn', de: 'langDe' };
 
 const withoutDetails = ({ details: _details, ...texts }: MessageTextsView['customText']): MessageTexts => texts;
 
@@ -61,8 +63,8 @@ function TextsForm({ path, texts, onSaved }: { path: string; texts: MessageTexts
 
 export function MessageTextsPage() {
   const { api, orgId } = useConsole();
-  const [type, setType] = useState<string>(MESSAGE_TEXT_TYPES[0]);
-  const [language, setLanguage] = useState<string>(MESSAGE_TEXT_LANGUAGES[0]);
+  const [type, setType] = useState<MessageTextType>(MESSAGE_TEXT_TYPES[0]);
+  const [language, setLanguage] = useState<MessageTextLanguage>(MESSAGE_TEXT_LANGUAGES[0]);
   const [done, setDone] = useState('');
   const path = `/management/v1/text/message/${type}/${language}`;
   // The answer names its path: while another message loads, the last one's texts are not shown under the new name.
@@ -73,10 +75,13 @@ export function MessageTextsPage() {
     texts.reload();
   };
   const reset = useSubmit(() => api.call('DELETE', path), changed(t('saved')));
-  const choose = (set: (value: string) => void) => (value: string) => {
-    setDone('');
-    set(value);
-  };
+  // The selects offer only the service's own lists.
+  const choose =
+    <T extends string>(set: (value: T) => void) =>
+    (value: string) => {
+      setDone('');
+      set(value as T);
+    };
   return (
     <>
       <Heading>{t('messageTexts')}</Heading>
@@ -84,13 +89,13 @@ export function MessageTextsPage() {
         <Select
           label={t('messageType')}
           value={type}
-          onChange={choose(setType)}
+          onChange={choose<MessageTextType>(setType)}
           options={MESSAGE_TEXT_TYPES.map((name): [string, string] => [name, t(name)])}
         />
         <Select
           label={t('messageLanguage')}
           value={language}
-          onChange={choose(setLanguage)}
+          onChange={choose<MessageTextLanguage>(setLanguage)}
           options={MESSAGE_TEXT_LANGUAGES.map((lang): [string, string] => [lang, t(LANGUAGE_LABELS[lang])])}
         />
       </div>
@@ -100,7 +105,7 @@ export function MessageTextsPage() {
       ) : (
         <section class="panel" aria-labelledby="texts-heading">
           <h2 id="texts-heading">
-            {t(type as MessageKey)} ({t(LANGUAGE_LABELS[language as 'en'])})
+            {t(type)} ({t(LANGUAGE_LABELS[language])})
           </h2>
           <p>{texts.data.isDefault ? t('textsDefault') : t('textsOwn')}</p>
           <TextsForm key={JSON.stringify(texts.data)} path={path} texts={withoutDetails(texts.data.customText)} onSaved={changed(t('saved'))} />
