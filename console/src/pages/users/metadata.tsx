@@ -18,7 +18,7 @@ function bytesOf(base64: string): Uint8Array {
 }
 
 /** The value as text, or how many bytes it holds when they are not UTF-8 text. */
-export function shownValue(base64: string): string {
+function shownValue(base64: string): string {
   const bytes = bytesOf(base64);
   try {
     return strictUtf8.decode(bytes);
@@ -28,7 +28,7 @@ export function shownValue(base64: string): string {
 }
 
 /** Text as the API wants it: its UTF-8 bytes in standard base64 with padding. */
-export function base64Of(text: string): string {
+function base64Of(text: string): string {
   return btoa(Array.from(new TextEncoder().encode(text), (b) => String.fromCharCode(b)).join(''));
 }
 
