@@ -1,8 +1,10 @@
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { UsageError } from './args.ts';
 import type { Command } from './command.ts';
 import { POLICY_COMMANDS } from './policy-commands.ts';
+import { NOTIFY_COMMANDS } from './notify-commands.ts';
+import { CliError, readSecretFile } from './files.ts';
 import { LIST_COMMANDS } from './list-commands.ts';
 import { isObject } from './http.ts';
 import { json, secretLines } from './output.ts';
@@ -25,25 +27,7 @@ import { DEFAULT_MACHINE_ACCESS_TOKEN_TYPE } from '../src/domain/users.ts';
 // The commands table: for each command its options, the API call it makes
 // and the human-readable lines of its result.
 
-/** An expected failure outside the API (a file that cannot be read or written): exit 1. */
-export class CliError extends Error {
-  /** Printed on stdout before the error, e.g. a secret that must not be lost. */
-  readonly output: string[];
-  constructor(message: string, output: string[] = []) {
-    super(message);
-    this.output = output;
-  }
-}
-
 const id = (value: string) => encodeURIComponent(value);
-
-function readSecretFile(path: string, what: string): string {
-  try {
-    return readFileSync(path, 'utf8').replace(/\r?\n$/, '');
-  } catch (err) {
-    throw new CliError(`cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-}
 
 /** The key file inside an add-key answer. */
 function keyFile(response: Record<string, any>): string {
@@ -310,6 +294,7 @@ export const COMMANDS: Command[] = [
   },
   ...POLICY_COMMANDS,
   ...LIST_COMMANDS,
+  ...NOTIFY_COMMANDS,
   {
     name: 'rotate-keys',
     summary: 'rotate the signing keys (needs IAM_OWNER)',

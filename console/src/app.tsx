@@ -15,6 +15,8 @@ import { PoliciesPage } from './pages/policies.tsx';
 import { OrgPage } from './pages/org.tsx';
 import { SigningKeysPage } from './pages/signing-keys.tsx';
 import { EventsPage } from './pages/events.tsx';
+import { NotificationsPage } from './pages/notifications.tsx';
+import { MessageTextsPage } from './pages/message-texts.tsx';
 import type { OrgView } from './views.ts';
 
 // The frame of every page: skip link, header (org switch, sign-out), the
@@ -38,8 +40,10 @@ const NAV: NavItem[] = [
   { path: '/members', label: 'members' },
   { path: '/policies', label: 'policies' },
   { path: '/org', label: 'orgSettings' },
+  { path: '/message-texts', label: 'messageTexts' },
   { path: '/signing-keys', label: 'signingKeys', instance: true },
   { path: '/events', label: 'events', instance: true },
+  { path: '/notifications', label: 'notifications', instance: true },
 ];
 
 function pageFor(path: string, iamOwner: boolean) {
@@ -54,6 +58,8 @@ function pageFor(path: string, iamOwner: boolean) {
   if (section === 'org') return <OrgPage />;
   if (section === 'signing-keys' && iamOwner) return <SigningKeysPage />;
   if (section === 'events' && iamOwner) return <EventsPage />;
+  if (section === 'message-texts') return <MessageTextsPage />;
+  if (section === 'notifications' && iamOwner) return <NotificationsPage />;
   return <UsersPage />;
 }
 

@@ -71,6 +71,11 @@ const GERMAN_RULES: Array<[RegExp, (m: RegExpExecArray) => string]> = [
   [/^must be an email address$/, () => 'muss eine E-Mail-Adresse sein'],
   [/^is not a known field$/, () => 'ist kein bekanntes Feld'],
   [/^must be one of /, () => 'ist keine der erlaubten Möglichkeiten'],
+  [/^must match format "email"$/, () => 'muss eine E-Mail-Adresse sein'],
+  [/^must be >= (\d+)$/, (m) => `muss mindestens ${m[1]} sein`],
+  [/^must be <= (\d+)$/, (m) => `darf höchstens ${m[1]} sein`],
+  [/^must be an absolute URL$/, () => 'muss eine absolute Adresse sein'],
+  [/^must be an http or https URL$/, () => 'muss eine http- oder https-Adresse sein'],
 ];
 
 export function ruleText(description: string): string {

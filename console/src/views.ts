@@ -27,3 +27,15 @@ export type IssuedPat = Answer<typeof issuePersonalAccessToken>;
 export type { AuthFactorView } from '../../src/queries/auth-factors.ts';
 export type { UserSessionView } from '../../src/queries/user-sessions.ts';
 export type { MemberView } from '../../src/queries/members.ts';
+
+// Mail and SMS, message texts, a user's metadata and IdP links.
+import type { setSmsRelay } from '../../src/commands/sms-relay.ts';
+import type { resetPasswordByAdmin } from '../../src/commands/password-codes.ts';
+import type { getSmsRelay } from '../../src/queries/sms-relay.ts';
+export type { SmtpSettingsView } from '../../src/queries/smtp-settings.ts';
+export type { MessageTextsView } from '../../src/queries/message-texts.ts';
+export type { MetadataView } from '../../src/queries/user-metadata.ts';
+export type { IdpLink } from '../../src/storage/idp-links.ts';
+export type SmsRelayView = Answer<typeof getSmsRelay>;
+export type SetSmsRelay = Answer<typeof setSmsRelay>;
+export type PasswordReset = Answer<typeof resetPasswordByAdmin>;

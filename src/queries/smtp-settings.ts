@@ -20,6 +20,8 @@ export interface SmtpSettingsView {
   port?: number;
   user?: string;
   tls?: SmtpTlsName;
+  /** Whether a password is stored, so a form can say so without it. */
+  hasPassword?: boolean;
 }
 
 export function assertMayConfigureSmtp(actor: Principal): void {
@@ -40,6 +42,7 @@ export async function getSmtpSettings(db: Queryable, actor: Principal): Promise<
     port: stored.port,
     user: stored.user,
     tls: TLS_NAMES[stored.tls],
+    hasPassword: stored.passwordSealed !== null,
   };
 }
 

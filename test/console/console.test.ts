@@ -336,7 +336,18 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
       await p.getByRole('heading', { level: 1, name: 'Benutzer' }).waitFor({ timeout: 10_000 });
       assert.equal(await p.evaluate<string>('document.documentElement.lang'), 'de');
       const links = await p.getByRole('navigation', { name: 'Hauptmenü' }).getByRole('link').allInnerTexts();
-      assert.deepEqual(links, ['Benutzer', 'Projekte', 'Anwendungen', 'Mitglieder', 'Richtlinien', 'Organisation', 'Signaturschlüssel', 'Ereignisse']);
+      assert.deepEqual(links, [
+        'Benutzer',
+        'Projekte',
+        'Anwendungen',
+        'Mitglieder',
+        'Richtlinien',
+        'Organisation',
+        'Nachrichtentexte',
+        'Signaturschlüssel',
+        'Ereignisse',
+        'E-Mail und SMS',
+      ]);
       await p.getByRole('button', { name: 'Neuer Benutzer' }).click();
       await p.getByLabel('Loginname', { exact: true }).waitFor();
       await shoot(p, 'users-de');
@@ -384,6 +395,7 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
         'Members',
         'Policies',
         'Organization',
+        'Message texts',
       ]);
       assert.equal(await p.getByLabel('Organization').count(), 0, 'no org switch');
     } finally {

@@ -17,7 +17,21 @@ describe('the console on every screen', { skip: needsChromium }, () => {
   let rockets: string;
   let appId: string;
   let userId: string;
-  const PAGES = ['users', 'user', 'projects', 'project', 'apps', 'app', 'members', 'policies', 'org', 'signing-keys', 'events'] as const;
+  const PAGES = [
+    'users',
+    'user',
+    'projects',
+    'project',
+    'apps',
+    'app',
+    'members',
+    'policies',
+    'org',
+    'signing-keys',
+    'events',
+    'notifications',
+    'message-texts',
+  ] as const;
   const pathOf = (name: (typeof PAGES)[number]): string =>
     ({
       users: 'users',
@@ -31,6 +45,8 @@ describe('the console on every screen', { skip: needsChromium }, () => {
       org: 'org',
       'signing-keys': 'signing-keys',
       events: 'events',
+      notifications: 'notifications',
+      'message-texts': 'message-texts',
     })[name];
 
   before(async () => {

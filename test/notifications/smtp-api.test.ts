@@ -116,6 +116,7 @@ describe('/admin/v1/smtp', () => {
       port: sink.port,
       user: 'mailer',
       tls: 'TLS_MODE_NONE',
+      hasPassword: true,
     });
     assert.doesNotMatch(read.text, new RegExp(PASSWORD));
     const { rows } = await server.running.db.query<{ password_sealed: Buffer }>('SELECT password_sealed FROM smtp_settings');
@@ -169,9 +170,11 @@ describe('/admin/v1/smtp', () => {
     assert.equal((await server.api('PUT', '/admin/v1/smtp', { body: withoutPassword })).status, 200);
     assert.equal((await server.api('POST', '/admin/v1/smtp/_test', { body: { receiverAddress: 'ada@example.test' } })).status, 200);
     assert.deepEqual(sink.logins, [`mailer:${PASSWORD}`]);
+    assert.equal((await server.api('GET', '/admin/v1/smtp')).body.hasPassword, true);
     assert.equal((await server.api('PUT', '/admin/v1/smtp', { body: { ...withoutPassword, host: 'localhost' } })).status, 200);
     const { rows } = await server.running.db.query<{ password_sealed: Buffer | null }>('SELECT password_sealed FROM smtp_settings');
     assert.equal(rows[0]!.password_sealed, null);
+    assert.equal((await server.api('GET', '/admin/v1/smtp')).body.hasPassword, false, 'GET says the password went');
   });
 
   it('is what the worker sends queued messages through; after DELETE they go to the outbox folder again', async () => {

@@ -16,6 +16,7 @@ import { PASSWORDLESS_TYPES, SECOND_FACTOR_TYPES } from '../../../src/domain/pol
 const KINDS: Array<{ kind: string; title: MessageKey }> = [
   { kind: 'lockout', title: 'lockoutPolicy' },
   { kind: 'login', title: 'loginPolicy' },
+  { kind: 'password_complexity', title: 'passwordComplexityPolicy' },
 ];
 
 /** Choices of the enum fields the policies have: the service's own lists, bundled in. */

@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { GENDERS } from '../../../../src/domain/users.ts';
 import { Field, Select, Status, useConsole, useSubmit } from '../../components.tsx';
@@ -65,7 +66,8 @@ export function UserNameForm({ userId, userName, onSaved }: { userId: string; us
 
 const verification = (verified: boolean) => <span class="badge">({verified ? t('verified') : t('notVerified')})</span>;
 
-export function ContactForm({ userId, human, onSaved }: { userId: string; human: Human; onSaved: () => void }) {
+/** `children`: what else the section offers for the address (the mails an admin sends). */
+export function ContactForm({ userId, human, onSaved, children }: { userId: string; human: Human; onSaved: () => void; children?: ComponentChildren }) {
   const { api } = useConsole();
   const [phone, setPhone] = useState(human.phone.phone);
   const save = useSaved(() => api.call('PUT', `/management/v1/users/${userId}/phone`, { phone: phone.trim() }), onSaved);
@@ -87,6 +89,7 @@ export function ContactForm({ userId, human, onSaved }: { userId: string; human:
         </button>
         <Status ok={save.done} error={save.error} />
       </form>
+      {children}
     </section>
   );
 }

@@ -7,10 +7,14 @@ import { Grants } from './grants.tsx';
 import { MachineCredentials } from './machine-credentials.tsx';
 import { ContactForm, ProfileForm, UserNameForm } from './profile.tsx';
 import { Factors, Sessions, StateChanges } from './security.tsx';
+import { EmailActions } from './email-actions.tsx';
+import { IdpLinks } from './idp-links.tsx';
+import { Metadata } from './metadata.tsx';
 
-// A user's page: who it is and its profile, email and phone, its state and
-// the changes it allows, a human's second factors, passkeys and sessions, a
-// machine user's credentials, its grants, and removing it.
+// A user's page: who it is and its profile, email and phone (and the mails
+// an admin sends), its state and the changes it allows, a human's second
+// factors, passkeys, sessions and IdP links, a machine user's credentials,
+// its metadata, its grants, and removing it.
 
 export function UserPage({ userId }: { userId: string }) {
   const { api, orgId } = useConsole();
@@ -33,12 +37,16 @@ export function UserPage({ userId }: { userId: string }) {
       {u.human && (
         <>
           <ProfileForm userId={userId} human={u.human} onSaved={user.reload} />
-          <ContactForm userId={userId} human={u.human} onSaved={user.reload} />
+          <ContactForm userId={userId} human={u.human} onSaved={user.reload}>
+            <EmailActions user={u} human={u.human} onChanged={user.reload} />
+          </ContactForm>
           <Factors userId={userId} />
           <Sessions userId={userId} />
+          <IdpLinks userId={userId} />
         </>
       )}
       {u.machine && <MachineCredentials userId={userId} />}
+      <Metadata userId={userId} />
       <Grants userId={userId} />
       <section aria-labelledby="remove-heading" class="danger">
         <h2 id="remove-heading">{t('removeUser')}</h2>
