@@ -77,9 +77,11 @@ describe('the second factors', () => {
   });
 
   test('a factor counts as held from the one statement that reads them all', () => {
-    const held = (otp: boolean, passkey: boolean) => SECOND_FACTORS.filter((f) => f.held({ otp, passkey })).map((f) => f.id);
+    const held = (otp: boolean, passkey: boolean, otpEmail = false, otpSms = false) =>
+      SECOND_FACTORS.filter((f) => f.held({ otp, passkey, otpEmail, otpSms })).map((f) => f.id);
     assert.deepEqual(held(true, false), ['otp']);
     assert.deepEqual(held(false, true), ['passkey']);
     assert.deepEqual(held(true, true), ['otp', 'passkey']);
+    assert.deepEqual(held(false, false, true, true), ['otpEmail', 'otpSms']);
   });
 });

@@ -223,6 +223,8 @@ export const de: Record<MessageKey, string> = {
   PASSWORDLESS_TYPE_NOT_ALLOWED: 'Nicht erlaubt',
   SECOND_FACTOR_TYPE_OTP: 'Authenticator-App (Einmalcodes)',
   SECOND_FACTOR_TYPE_U2F: 'Sicherheitsschlüssel oder Passkey',
+  SECOND_FACTOR_TYPE_OTP_EMAIL: 'Einmalcodes per E-Mail',
+  SECOND_FACTOR_TYPE_OTP_SMS: 'Einmalcodes per SMS',
   deactivateOrg: 'Organisation deaktivieren',
   reactivateOrg: 'Organisation reaktivieren',
   confirmDeactivateOrg: '{name} deaktivieren? Ihre Benutzer können sich bis zur Reaktivierung nicht anmelden.',

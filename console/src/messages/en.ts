@@ -234,6 +234,8 @@ export const en = {
   PASSWORDLESS_TYPE_NOT_ALLOWED: 'Not allowed',
   SECOND_FACTOR_TYPE_OTP: 'Authenticator app (one-time codes)',
   SECOND_FACTOR_TYPE_U2F: 'Security key or passkey',
+  SECOND_FACTOR_TYPE_OTP_EMAIL: 'One-time codes by email',
+  SECOND_FACTOR_TYPE_OTP_SMS: 'One-time codes by SMS',
   deactivateOrg: 'Deactivate organization',
   reactivateOrg: 'Reactivate organization',
   confirmDeactivateOrg: 'Deactivate {name}? Its users cannot sign in until it is reactivated.',
