@@ -74,6 +74,19 @@ describe('the second factors', () => {
       ['passkey'],
     );
     assert.deepEqual(allowedFactors({ ...policy, secondFactors: [], passwordlessType: 'PASSWORDLESS_TYPE_NOT_ALLOWED' }), []);
+    assert.deepEqual(
+      allowedFactors({
+        ...policy,
+        secondFactors: ['SECOND_FACTOR_TYPE_OTP_EMAIL', 'SECOND_FACTOR_TYPE_OTP_SMS'],
+        passwordlessType: 'PASSWORDLESS_TYPE_NOT_ALLOWED',
+      }).map((f) => f.id),
+      ['otpEmail', 'otpSms'],
+    );
+    assert.deepEqual(
+      allowedFactors(policy).map((f) => f.id),
+      ['otp', 'passkey'],
+      'codes by mail and SMS are not in the default list',
+    );
   });
 
   test('a factor counts as held from the one statement that reads them all', () => {
