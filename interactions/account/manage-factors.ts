@@ -10,7 +10,7 @@ import { recoveryCodesPage } from '../views/second-factor.ts';
 import { otpSetupPage, type PasswordFormState, securityPage } from './pages.ts';
 import type { SecurityState } from './fresh-sign-in.ts';
 import { SECURITY_PATH, type SecurityPageKit } from './page-kit.ts';
-import { codeFactorStates } from './code-factors.ts';
+import { codeFactorStates } from './code-factor-states.ts';
 
 export type ShowHome = (ctx: Context, state: SecurityState, error?: string, password?: PasswordFormState, notice?: string) => Promise<void>;
 

@@ -183,6 +183,8 @@ export const de: Record<MessageKey, string> = {
   lock: 'Sperren',
   factors: 'Zweite Faktoren und Passkeys',
   otpApp: 'Authenticator-App (Einmalcodes)',
+  otpEmailCodes: 'Anmeldecodes per E-Mail',
+  otpSmsCodes: 'Anmeldecodes per SMS',
   passkey: 'Passkey {name}',
   notReady: 'Einrichtung nicht abgeschlossen',
   sessions: 'Sitzungen',

@@ -190,6 +190,8 @@ export const en = {
   lock: 'Lock',
   factors: 'Second factors and passkeys',
   otpApp: 'Authenticator app (one-time codes)',
+  otpEmailCodes: 'Sign-in codes by email',
+  otpSmsCodes: 'Sign-in codes by SMS',
   passkey: 'Passkey {name}',
   notReady: 'set-up not finished',
   sessions: 'Sessions',
