@@ -219,6 +219,43 @@ describe('in Chromium: sign-in codes by mail and SMS, and phone verification', {
       assert.ok(events.includes(type), type);
   });
 
+  test('with forceMfa and only codes by mail allowed, the login sets them up with a mailed code; the security page then asks for one', async () => {
+    const forced = await world.api('PUT', '/management/v1/policies/login', {
+      forceMfa: true,
+      passwordlessType: 'PASSWORDLESS_TYPE_NOT_ALLOWED',
+      secondFactors: ['SECOND_FACTOR_TYPE_OTP_EMAIL'],
+    });
+    assert.equal(forced.status, 200, JSON.stringify(forced.body));
+    try {
+      const fay = await world.createUser('fay');
+      const login = await freshPage();
+      const signedIn = codeLogin(login, config, rp, fay, 'openid');
+      const first = await mails.nth('fay@acme.example.test', 1);
+      await login.waitForSelector('#code-otpEmail');
+      assert.equal(await login.locator('#otpSecret').count(), 0, 'no authenticator app offered');
+      await login.click('#code-otpEmail-resend');
+      const second = await mails.nth('fay@acme.example.test', 2);
+      assert.notEqual(typedCode(second), typedCode(first));
+      await login.fill('#code-otpEmail', typedCode(second));
+      await login.click('#code-otpEmail-submit');
+      assert.deepEqual((await signedIn).tokens.claims()!.amr, ['pwd', 'otp', 'mfa']);
+      assert.deepEqual((await world.api('GET', `/management/v1/users/${fay.userId}/auth_factors`)).body.result, [
+        { otpEmail: {}, state: 'AUTH_FACTOR_STATE_READY' },
+      ]);
+
+      const page = await freshPage();
+      await securitySignIn(page, fay);
+      await page.fill('#code-otpEmail', typedCode(await mails.nth('fay@acme.example.test', 3)));
+      await page.click('#code-otpEmail-submit');
+      assert.equal((await page.textContent('#otpEmailState'))?.trim(), 'Set up');
+    } finally {
+      const restored = await world.api('PUT', '/management/v1/policies/login', {
+        secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_OTP_EMAIL', 'SECOND_FACTOR_TYPE_OTP_SMS'],
+      });
+      assert.equal(restored.status, 200, JSON.stringify(restored.body));
+    }
+  });
+
   test('wrong sign-in codes count towards the lockout policy', async () => {
     const lockout = await world.api('PUT', '/management/v1/policies/lockout', { maxPasswordAttempts: 10, maxOtpAttempts: 2, lockoutDurationSeconds: 0 });
     assert.equal(lockout.status, 200, JSON.stringify(lockout.body));
