@@ -25,7 +25,7 @@ export function manageFactorRoutes(router: Router, kit: SecurityPageKit): ShowHo
     const { passkey: register } = await passkey.setup(env, user, { action: `${SECURITY_PATH}/passkey`, csrf: c.csrf }, false);
     const passkeys = (await passkeysOf(env.db, userId)).map((p) => ({ id: p.id, name: p.name }));
     const held = await heldFactors(env, userId);
-    const { codeFactors, phone } = await codeFactorStates(env, userId, held);
+    const { codeFactors, phone } = await codeFactorStates(env, userId);
     const refused = error || (password && !password.changed);
     const values = { loginName: user.loginName, otp: held.includes(totp), codeFactors, phone, passkeys, register, error, notice, password };
     render(ctx, securityPage(c, values), refused ? 400 : 200);
