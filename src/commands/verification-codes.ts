@@ -29,6 +29,7 @@ export const CODE_PAGES = {
   email: `${INTERACTION_PATH}/mail/verification`,
   reset: `${INTERACTION_PATH}/password/init`,
 } as const satisfies Partial<Record<CodePurpose, string>>;
+const LINK_PAGES: Partial<Record<CodePurpose, string>> = CODE_PAGES;
 
 const MESSAGES: Record<CodePurpose, MessageType> = {
   init: 'InitCode',
@@ -101,7 +102,7 @@ export async function issueCode(
     payload: { messageSent: delivery === 'mail', expiresAt: codes.expiresAt.toISOString() },
   });
   if (delivery === 'mail') {
-    const page = (CODE_PAGES as Partial<Record<CodePurpose, string>>)[purpose];
+    const page = LINK_PAGES[purpose];
     const url = page ? new URL(page, settings.issuer) : undefined;
     url?.searchParams.set('userID', user.id);
     url?.searchParams.set('code', codes.link);
