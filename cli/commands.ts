@@ -24,6 +24,9 @@ import {
 import { APP_DEFAULTS } from '../src/domain/apps.ts';
 import { DEFAULT_MACHINE_ACCESS_TOKEN_TYPE } from '../src/domain/users.ts';
 
+/** `remove-otp-codes --by`: the removal path of each kind of sign-in codes. */
+const CODE_FACTOR_PATHS: Record<string, string> = { email: 'otp_email', sms: 'otp_sms' };
+
 // The commands table: for each command its options, the API call it makes
 // and the human-readable lines of its result.
 
@@ -267,8 +270,9 @@ export const COMMANDS: Command[] = [
     required: ['user'],
     request: (values) => ({ method: 'GET', path: `/management/v1/users/${id(str(values, 'user')!)}/auth_factors` }),
     describe: (r, v) => {
-      const factors = (r.result as Array<{ otp?: object; u2f?: { id: string; name: string }; state: string }>).map(
-        (f) => `${f.u2f ? `passkey ${f.u2f.id} (${f.u2f.name})` : 'otp (authenticator app)'}\t${f.state}`,
+      const factors = (r.result as Array<{ otp?: object; otpEmail?: object; otpSms?: object; u2f?: { id: string; name: string }; state: string }>).map(
+        (f) =>
+          `${f.u2f ? `passkey ${f.u2f.id} (${f.u2f.name})` : f.otpEmail ? 'otp-codes email' : f.otpSms ? 'otp-codes sms' : 'otp (authenticator app)'}\t${f.state}`,
       );
       return factors.length ? factors : [`User ${str(v, 'user')} has no second factor`];
     },
@@ -280,6 +284,20 @@ export const COMMANDS: Command[] = [
     required: ['user'],
     request: (values) => ({ method: 'DELETE', path: `/management/v1/users/${id(str(values, 'user')!)}/auth_factors/otp` }),
     describe: (_r, v) => [`Removed the authenticator app of user ${str(v, 'user')}`],
+  },
+  {
+    name: 'remove-otp-codes',
+    summary: "remove a user's sign-in codes by email or SMS (needs ORG_OWNER or ORG_USER_MANAGER)",
+    options: {
+      user: { type: 'string', arg: '<userId>', description: 'user id' },
+      by: { type: 'string', arg: '<email|sms>', description: 'the codes to remove: email or sms' },
+    },
+    required: ['user', 'by'],
+    request: (values) => ({
+      method: 'DELETE',
+      path: `/management/v1/users/${id(str(values, 'user')!)}/auth_factors/${mapped('remove-otp-codes', 'by', str(values, 'by')!, CODE_FACTOR_PATHS)}`,
+    }),
+    describe: (_r, v) => [`Removed the sign-in codes by ${str(v, 'by')!.toLowerCase()} of user ${str(v, 'user')}`],
   },
   {
     name: 'remove-passkey',

@@ -121,6 +121,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     challenges: deps.challenges,
     rp: relyingPartyOf(deps.engine.provider.issuer, deps.webauthnRpId),
     issuer: deps.engine.provider.issuer,
+    codes: deps.codes,
     announce,
   };
 
@@ -187,6 +188,10 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   for (const factor of SECOND_FACTORS) {
     router.post(`/:uid/${factor.verifyPath}`, secondFactor.verify(factor));
     router.post(`/:uid/${factor.setupPath}`, factorSetup.confirm(factor));
+    if (factor.resend) {
+      router.post(`/:uid/${factor.verifyPath}/resend`, secondFactor.resend(factor));
+      router.post(`/:uid/${factor.setupPath}/resend`, factorSetup.resend(factor));
+    }
   }
   router.post('/:uid/continue', factorSetup.proceed);
   router.post('/:uid/select', selectAccount.post);

@@ -10,22 +10,25 @@ import { recoveryCodesPage } from '../views/second-factor.ts';
 import { otpSetupPage, type PasswordFormState, securityPage } from './pages.ts';
 import type { SecurityState } from './fresh-sign-in.ts';
 import { SECURITY_PATH, type SecurityPageKit } from './page-kit.ts';
+import { codeFactorStates } from './code-factor-states.ts';
 
-export type ShowHome = (ctx: Context, state: SecurityState, error?: string, password?: PasswordFormState) => Promise<void>;
+export type ShowHome = (ctx: Context, state: SecurityState, error?: string, password?: PasswordFormState, notice?: string) => Promise<void>;
 
 /** The security page itself: the signed-in user's factors, with their set-up and removal. */
 export function manageFactorRoutes(router: Router, kit: SecurityPageKit): ShowHome {
   const { env, context, posted, nameOf, backHome } = kit;
 
-  const showHome: ShowHome = async (ctx, state, error, password) => {
+  const showHome: ShowHome = async (ctx, state, error, password, notice) => {
     const c = context(ctx, state);
     const userId = state.user!;
     const user = { id: userId, loginName: await nameOf(userId) };
     const { passkey: register } = await passkey.setup(env, user, { action: `${SECURITY_PATH}/passkey`, csrf: c.csrf }, false);
     const passkeys = (await passkeysOf(env.db, userId)).map((p) => ({ id: p.id, name: p.name }));
-    const otp = (await heldFactors(env, userId)).includes(totp);
+    const held = await heldFactors(env, userId);
+    const { codeFactors, phone } = await codeFactorStates(env, userId);
     const refused = error || (password && !password.changed);
-    render(ctx, securityPage(c, { loginName: user.loginName, otp, passkeys, register, error, password }), refused ? 400 : 200);
+    const values = { loginName: user.loginName, otp: held.includes(totp), codeFactors, phone, passkeys, register, error, notice, password };
+    render(ctx, securityPage(c, values), refused ? 400 : 200);
   };
 
   /** The authenticator app's set-up page; false when there is no set-up to show. */

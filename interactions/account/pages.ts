@@ -1,5 +1,16 @@
 import { escapeHtml as e, page } from '../../src/pages/layout.ts';
-import { errorBox, hidden, initial, type OtpSetup, type PasskeyCeremony, passkeyForm, otpSetupForm, type SecurityContext } from '../views/parts.ts';
+import {
+  errorBox,
+  hidden,
+  initial,
+  type OtpSetup,
+  type PasskeyCeremony,
+  passkeyForm,
+  otpSetupForm,
+  type SecurityContext,
+  type SentCodeForm,
+  sentCodeForm,
+} from '../views/parts.ts';
 
 /** The fresh sign-in in front of the security page. */
 export function securitySignInPage(c: SecurityContext, values: { loginName?: string; error?: string }): string {
@@ -60,15 +71,52 @@ ${state.changed ? `<p class="notice" role="status" id="passwordChanged">${e(c.t.
 </form>`;
 }
 
-/** The security page: the signed-in user's second factors and password. */
+/** A factor of codes sent by mail or SMS on the security page: held (removable), or offered for set-up. */
+export interface CodeFactorState {
+  id: 'otpEmail' | 'otpSms';
+  held: boolean;
+}
+
+function codeFactorRows(c: SecurityContext, factors: CodeFactorState[]): string {
+  return factors
+    .map((f) => {
+      const name = f.id === 'otpEmail' ? c.t.codeFactorEmail : c.t.codeFactorSms;
+      const button = f.held
+        ? `<form method="post" action="${e(c.action)}/${f.id}/remove">${hidden('csrf', c.csrf)}<button type="submit" class="secondary" id="${f.id}-remove" aria-label="${e(`${c.t.codeFactorRemove}: ${name}`)}">${e(c.t.codeFactorRemove)}</button></form>`
+        : `<form method="post" action="${e(c.action)}/${f.id}">${hidden('csrf', c.csrf)}<button type="submit" id="${f.id}-setup">${e(f.id === 'otpEmail' ? c.t.codeFactorEmailSetUp : c.t.codeFactorSmsSetUp)}</button></form>`;
+      return `<dl class="factors"><dt>${e(name)}</dt><dd id="${f.id}State">${e(f.held ? c.t.otpReady : c.t.otpNone)}</dd></dl>\n${button}`;
+    })
+    .join('\n');
+}
+
+/** The user's phone number: verified, or the form of the code sent to verify it. */
+function phoneSection(c: SecurityContext, phone: { phone: string; verified: boolean } | undefined): string {
+  if (!phone) return '';
+  const state = `<dl class="factors"><dt>${e(phone.phone)}</dt><dd id="phoneState">${e(phone.verified ? c.t.phoneVerified : c.t.phoneUnverified)}</dd></dl>`;
+  if (phone.verified) return `<h2>${e(c.t.phoneTitle)}</h2>\n${state}`;
+  return `<h2>${e(c.t.phoneTitle)}</h2>
+${state}
+<form method="post" action="${e(c.action)}/phone/verify" novalidate>
+  ${hidden('csrf', c.csrf)}
+  <label for="phoneCode">${e(c.t.otpCode)}</label>
+  <input type="text" id="phoneCode" name="code" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required maxlength="64">
+  <div class="actions"><span></span><button type="submit" id="phoneVerify">${e(c.t.phoneVerify)}</button></div>
+</form>
+<form method="post" action="${e(c.action)}/phone/resend">${hidden('csrf', c.csrf)}<button type="submit" class="secondary" id="phoneResend">${e(c.t.phoneSendCode)}</button></form>`;
+}
+
+/** The security page: the signed-in user's second factors, phone number and password. */
 export function securityPage(
   c: SecurityContext,
   values: {
     loginName: string;
     otp: boolean;
+    codeFactors?: CodeFactorState[];
+    phone?: { phone: string; verified: boolean };
     passkeys: Array<{ id: string; name: string }>;
     register?: PasskeyCeremony;
     error?: string;
+    notice?: string;
     password?: PasswordFormState;
   },
 ): string {
@@ -91,10 +139,13 @@ export function securityPage(
     `
 <h1>${e(c.t.securityTitle)}</h1>
 <div class="identity"><span class="avatar" aria-hidden="true">${initial(values.loginName)}</span><span>${e(values.loginName)}</span></div>
+${values.notice ? `<p class="notice" role="status">${e(values.notice)}</p>` : ''}
 ${errorBox(values.error)}
 <h2>${e(c.t.securityFactors)}</h2>
 <dl class="factors"><dt>${e(c.t.otpApp)}</dt><dd id="otpState">${e(values.otp ? c.t.otpReady : c.t.otpNone)}</dd></dl>
 ${otpAction}
+${codeFactorRows(c, values.codeFactors ?? [])}
+${phoneSection(c, values.phone)}
 <h2>${e(c.t.passkeys)}</h2>
 ${passkeys}
 ${register}
@@ -112,6 +163,22 @@ export function otpSetupPage(c: SecurityContext, values: OtpSetup & { error?: st
 <h1>${e(c.t.otpSetUp)}</h1>
 ${c.lead ? `<p class="lead">${e(c.lead)}</p>` : ''}
 ${otpSetupForm(c, values, values.error, true)}`,
+    c.lang,
+  );
+}
+
+/** Set-up of codes by mail or SMS: the code sent to confirm that it arrives. */
+export function codeFactorSetupPage(c: SecurityContext, form: SentCodeForm, values: { error?: string; notice?: string }): string {
+  const title = form.id === 'otpEmail' ? c.t.codeFactorEmailSetUp : c.t.codeFactorSmsSetUp;
+  return page(
+    title,
+    `
+<h1>${e(title)}</h1>
+<p class="lead">${e(c.t.codeFactorSetupLead)}</p>
+${values.notice ? `<p class="notice" role="status">${e(values.notice)}</p>` : ''}
+${errorBox(values.error)}
+${sentCodeForm(c.t, form, values.error, c.t.otpConfirm)}
+<div class="actions"><a class="secondary button" href="${e(c.action)}">${e(c.t.cancel)}</a><span></span></div>`,
     c.lang,
   );
 }

@@ -9,11 +9,12 @@ import { secondFactorPage } from '../steps/second-factor.ts';
 import { securitySignInPage } from './pages.ts';
 import type { SecurityState } from './fresh-sign-in.ts';
 import { manageFactorRoutes } from './manage-factors.ts';
+import { codeFactorRoutes } from './code-factors.ts';
 import { type ChangePasswordDeps, changePasswordRoutes } from './change-password.ts';
 import { SECURITY_PATH, securityPageKit } from './page-kit.ts';
 
 /** Where each factor's answer to the page's own sign-in is posted, under the page's path. */
-const VERIFY_PATHS: Record<SecondFactor['id'], string> = { otp: 'code', passkey: 'passkey-factor' };
+const VERIFY_PATHS: Record<SecondFactor['id'], string> = { otp: 'code', passkey: 'passkey-factor', otpEmail: 'otp-email', otpSms: 'otp-sms' };
 
 export interface SecurityDeps extends ChangePasswordDeps {
   env: FactorEnv;
@@ -33,11 +34,12 @@ export function securityRoutes(router: Router, deps: SecurityDeps): void {
   const { env, cookie, context, posted, nameOf, backHome } = kit;
   const showHome = manageFactorRoutes(router, kit);
   changePasswordRoutes(router, kit, showHome, deps);
+  codeFactorRoutes(router, kit, showHome, deps.throttle);
 
   /** The second step of the page's sign-in: each factor the user holds. */
-  async function showSecondFactor(ctx: Context, state: SecurityState, userId: string, error?: string): Promise<void> {
+  async function showSecondFactor(ctx: Context, state: SecurityState, userId: string, error?: string, notice?: string): Promise<void> {
     const user = { id: userId, loginName: await nameOf(userId) };
-    render(ctx, await secondFactorPage(env, context(ctx, state), user, (f) => `${SECURITY_PATH}/${VERIFY_PATHS[f.id]}`, error));
+    render(ctx, await secondFactorPage(env, context(ctx, state), user, (f) => `${SECURITY_PATH}/${VERIFY_PATHS[f.id]}`, error, notice));
   }
 
   router.get('/security', async (ctx) => {
@@ -86,6 +88,16 @@ export function securityRoutes(router: Router, deps: SecurityDeps): void {
       cookie.write(ctx, { ...cookie.fresh(), user: state.pending });
       backHome(ctx);
     });
+    if (factor.resend) {
+      router.post(`/security/${VERIFY_PATHS[factor.id]}/resend`, async (ctx) => {
+        const state = posted(ctx);
+        if (!state) return;
+        const c = context(ctx, state);
+        if (!state.pending) return render(ctx, messagePage(c.lang, c.t, c.t.sessionExpired), 400);
+        if ((await heldFactors(env, state.pending)).includes(factor)) await factor.resend?.(env, state.pending);
+        await showSecondFactor(ctx, state, state.pending, undefined, c.t.codeFactorSentAgain);
+      });
+    }
   }
 
   router.post('/security/sign-out', async (ctx) => {

@@ -3,11 +3,12 @@ import { secondFactorsOf } from '../../src/storage/second-factors.ts';
 import type { FactorEnv, SecondFactor } from './second-factor.ts';
 import { totp } from './totp.ts';
 import { passkey } from './passkey.ts';
+import { otpEmail, otpSms } from './code-by-message.ts';
 
 export type { ChallengeView, FactorEnv, FactorForm, SecondFactor, SetupView } from './second-factor.ts';
 
 /** Every second factor, in the order the pages show them. A new factor is one more entry. */
-export const SECOND_FACTORS: readonly SecondFactor[] = [totp, passkey];
+export const SECOND_FACTORS: readonly SecondFactor[] = [totp, otpEmail, otpSms, passkey];
 
 export function factorById(id: unknown): SecondFactor | undefined {
   return SECOND_FACTORS.find((f) => f.id === id);

@@ -2,10 +2,11 @@ import type { Database } from '../../src/storage/database.ts';
 import type { SecondFactors } from '../../src/storage/second-factors.ts';
 import type { LoginPolicy } from '../../src/domain/policies/login.ts';
 import type { FactorKeys } from '../../src/commands/otp.ts';
+import type { CodeSettings } from '../../src/commands/verification-codes.ts';
 import type { RelyingParty } from '../../src/commands/passkeys.ts';
 import type { ChallengeStore } from '../../src/security/challenges.ts';
 import type { Messages } from '../../src/pages/i18n.ts';
-import type { OtpSetup, PasskeyCeremony } from '../views/parts.ts';
+import type { OtpSetup, PasskeyCeremony, SentCodeForm } from '../views/parts.ts';
 
 /** What every factor may use: the stores, the keys and the WebAuthn relying party. */
 export interface FactorEnv {
@@ -15,6 +16,8 @@ export interface FactorEnv {
   rp: RelyingParty;
   /** The issuer: its host names the account in authenticator apps. */
   issuer: string;
+  /** The key of the digests of codes sent by mail or SMS, and the issuer. */
+  codes: CodeSettings;
   /** Tells every node's caches that users changed (a code locked a user). */
   announce?: () => void;
 }
@@ -29,6 +32,8 @@ export interface FactorForm {
 export interface ChallengeView {
   otp?: FactorForm;
   passkey?: PasskeyCeremony;
+  /** The forms of codes sent by mail or SMS, one per such factor. */
+  sent?: SentCodeForm[];
 }
 
 /** A factor's part of a set-up page. */
@@ -37,6 +42,7 @@ export interface SetupView {
   confirm?: string;
   otp?: OtpSetup;
   passkey?: PasskeyCeremony;
+  sent?: SentCodeForm[];
 }
 
 /**
@@ -77,6 +83,8 @@ export interface SecondFactor {
   confirmSetup(env: FactorEnv, userId: string, body: Record<string, unknown>, t: Messages): Promise<SetupDone>;
   /** The user removes their own factor (the security page). */
   remove(env: FactorEnv, userId: string, body: Record<string, unknown>): Promise<void>;
+  /** A factor whose code is sent: sends a new one ("send a new code", at `<its path>/resend`). */
+  resend?(env: FactorEnv, userId: string): Promise<void>;
 }
 
 export function text(value: unknown, max = 1024): string {

@@ -12,6 +12,8 @@ export interface FactorSetupStep {
   begin(ctx: Context, loaded: Loaded, pending: PendingLogin, extra?: Record<string, unknown>): Promise<void>;
   /** The POST that confirms `factor`'s set-up: the login's second factor. */
   confirm(factor: SecondFactor): (ctx: Context) => Promise<void>;
+  /** The POST of "send a new code" of a factor whose set-up is confirmed by a sent code. */
+  resend(factor: SecondFactor): (ctx: Context) => Promise<void>;
   /** The POST after the recovery codes: the login finishes. */
   proceed(ctx: Context): Promise<void>;
 }
@@ -28,13 +30,24 @@ export function factorSetupStep(kit: InteractionKit, env: FactorEnv, policies: E
   }
 
   /** The set-up page; `resume`: the set-ups already begun, after a refused answer. */
-  async function show(ctx: Context, loaded: Loaded, pending: PendingLogin, factors: SecondFactor[], resume: boolean, error?: string): Promise<void> {
+  async function show(
+    ctx: Context,
+    loaded: Loaded,
+    pending: PendingLogin,
+    factors: SecondFactor[],
+    resume: boolean,
+    error?: string,
+    notice?: string,
+  ): Promise<void> {
     const { page } = loaded;
     const view: SetupView = {};
     const user = { id: pending.accountId, loginName: pending.loginName };
-    for (const factor of factors) Object.assign(view, await factor.setup(env, user, { action: `${page.action}/${factor.setupPath}`, csrf: page.csrf }, resume));
+    for (const factor of factors) {
+      const part = await factor.setup(env, user, { action: `${page.action}/${factor.setupPath}`, csrf: page.csrf }, resume);
+      Object.assign(view, part, { sent: [...(view.sent ?? []), ...(part.sent ?? [])] });
+    }
     const c = { ...page, confirm: view.confirm, cancel: `${page.action}?other=1` };
-    render(ctx, secondFactorSetupPage(c, { otp: view.otp, passkey: view.passkey, error }), error ? 400 : 200);
+    render(ctx, secondFactorSetupPage(c, { otp: view.otp, passkey: view.passkey, sent: view.sent, error, notice }), error ? 400 : 200);
   }
 
   async function begin(ctx: Context, loaded: Loaded, pending: PendingLogin, extra: Record<string, unknown> = {}): Promise<void> {
@@ -65,6 +78,17 @@ export function factorSetupStep(kit: InteractionKit, env: FactorEnv, policies: E
     await kit.finishLogin(ctx, loaded, pending.accountId, {}, factor.amr);
   };
 
+  const resend = (factor: SecondFactor) => async (ctx: Context) => {
+    const loaded = await kit.load(ctx);
+    if (!kit.checkCsrf(ctx, loaded)) return;
+    const pending = pendingOf(ctx, loaded);
+    if (!pending) return;
+    const factors = await allowedFor(pending.accountId);
+    if (!pending.setup || pending.verified || !factors.includes(factor)) return renderMessage(ctx, loaded, 'sessionExpired', 400);
+    await factor.resend?.(env, pending.accountId);
+    return show(ctx, loaded, pending, factors, true, undefined, loaded.page.t.codeFactorSentAgain);
+  };
+
   async function proceed(ctx: Context): Promise<void> {
     const loaded = await kit.load(ctx);
     if (!kit.checkCsrf(ctx, loaded)) return;
@@ -76,5 +100,5 @@ export function factorSetupStep(kit: InteractionKit, env: FactorEnv, policies: E
     await kit.finishLogin(ctx, loaded, pending.accountId, {}, factor.amr);
   }
 
-  return { begin, confirm, proceed };
+  return { begin, confirm, resend, proceed };
 }

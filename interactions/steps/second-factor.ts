@@ -16,10 +16,14 @@ export async function secondFactorPage(
   user: { id: string; loginName: string },
   pathOf: (factor: SecondFactor) => string,
   error?: string,
+  notice?: string,
 ): Promise<string> {
   const view: ChallengeView = {};
-  for (const factor of await heldFactors(env, user.id)) Object.assign(view, await factor.challenge(env, user.id, { action: pathOf(factor), csrf: page.csrf }));
-  return otpPage(page, view.otp?.action ?? '', { loginName: user.loginName, error, otp: Boolean(view.otp), passkey: view.passkey });
+  for (const factor of await heldFactors(env, user.id)) {
+    const part = await factor.challenge(env, user.id, { action: pathOf(factor), csrf: page.csrf });
+    Object.assign(view, part, { sent: [...(view.sent ?? []), ...(part.sent ?? [])] });
+  }
+  return otpPage(page, view.otp?.action ?? '', { loginName: user.loginName, error, notice, otp: Boolean(view.otp), passkey: view.passkey, sent: view.sent });
 }
 
 export interface SecondFactorStep {
@@ -35,12 +39,14 @@ export interface SecondFactorStep {
   resume(ctx: Context, loaded: Loaded): Promise<boolean>;
   /** The POST of `factor`'s answer. */
   verify(factor: SecondFactor): (ctx: Context) => Promise<void>;
+  /** The POST of "send a new code" of a factor whose code is sent. */
+  resend(factor: SecondFactor): (ctx: Context) => Promise<void>;
 }
 
 export function secondFactorStep(kit: InteractionKit, env: FactorEnv, events: LoginEvents, throttle: AuthThrottle | undefined): SecondFactorStep {
-  async function show(ctx: Context, loaded: Loaded, pending: PendingLogin, error?: string): Promise<void> {
+  async function show(ctx: Context, loaded: Loaded, pending: PendingLogin, error?: string, notice?: string): Promise<void> {
     const user = { id: pending.accountId, loginName: pending.loginName };
-    render(ctx, await secondFactorPage(env, loaded.page, user, (f) => `${loaded.page.action}/${f.verifyPath}`, error));
+    render(ctx, await secondFactorPage(env, loaded.page, user, (f) => `${loaded.page.action}/${f.verifyPath}`, error, notice));
   }
 
   async function begin(ctx: Context, loaded: Loaded, pending: PendingLogin): Promise<void> {
@@ -72,5 +78,16 @@ export function secondFactorStep(kit: InteractionKit, env: FactorEnv, events: Lo
     await kit.finishLogin(ctx, loaded, pending.accountId, {}, factor.amr);
   };
 
-  return { begin, resume, verify };
+  const resend = (factor: SecondFactor) => async (ctx: Context) => {
+    const loaded = await kit.load(ctx);
+    if (!kit.checkCsrf(ctx, loaded)) return;
+    const pending = pendingOf(ctx, loaded);
+    if (!pending) return;
+    if (pending.setup) return renderMessage(ctx, loaded, 'sessionExpired', 400);
+    // Sent only for a factor the user holds; the page says the same either way.
+    if ((await heldFactors(env, pending.accountId)).includes(factor)) await factor.resend?.(env, pending.accountId);
+    await show(ctx, loaded, pending, undefined, loaded.page.t.codeFactorSentAgain);
+  };
+
+  return { begin, resume, verify, resend };
 }

@@ -92,3 +92,30 @@ ${shown ? errorBox(error) : ''}
   </div>
 </form>`;
 }
+
+/** The form of a code sent by mail or SMS: where it posts, where "send a new code" posts, and where the code went. */
+export interface SentCodeForm {
+  /** The factor's id: it names the form's fields, unique on a page showing several. */
+  id: 'otpEmail' | 'otpSms';
+  action: string;
+  resend: string;
+  csrf: string;
+  sentTo: string;
+}
+
+/** A sent code's form: the code field, its button, and "send a new code" beside it. */
+export function sentCodeForm(t: Messages, form: SentCodeForm, error: string | undefined, button: string): string {
+  const field = `code-${form.id}`;
+  return `<h2>${e(form.id === 'otpEmail' ? t.codeFactorEmail : t.codeFactorSms)}</h2>
+<p class="lead" id="${e(field)}-help">${e(t.codeFactorSent.replace('{to}', form.sentTo))}</p>
+<form method="post" action="${e(form.action)}" novalidate>
+  ${hidden('csrf', form.csrf)}
+  <label for="${e(field)}">${e(t.otpCode)}</label>
+  <input type="text" id="${e(field)}" name="code" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required maxlength="64" aria-describedby="${e(field)}-help"${error ? ' aria-invalid="true"' : ''}>
+  <div class="actions">
+    <span></span>
+    <button type="submit" id="${e(field)}-submit">${e(button)}</button>
+  </div>
+</form>
+<form method="post" action="${e(form.resend)}">${hidden('csrf', form.csrf)}<button type="submit" class="secondary" id="${e(field)}-resend">${e(t.codeFactorSendAgain)}</button></form>`;
+}

@@ -23,10 +23,11 @@ import { endUserSession, endUserSessions } from '../commands/end-user-sessions.t
 import { listUserSessions } from '../queries/user-sessions.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
 import { removeUserOtp } from '../commands/otp.ts';
+import { removeUserCodeFactor } from '../commands/code-factors.ts';
 import { removeUserPasskey } from '../commands/passkeys.ts';
 import { listAuthFactors } from '../queries/auth-factors.ts';
 import { addUserGrant, changeUserGrant, removeUserGrant, type UserGrantInput } from '../commands/user-grants.ts';
-import { changePhone, changeProfile, changeUserName, type PhoneInput, type ProfileInput } from '../commands/change-user.ts';
+import { changeProfile, changeUserName, type ProfileInput } from '../commands/change-user.ts';
 import { deactivateUser, lockUser, reactivateUser } from '../commands/user-state.ts';
 import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
@@ -39,7 +40,6 @@ import {
   machineKeySchema,
   machineSchema,
   patSchema,
-  phoneSchema,
   profileSchema,
   userGrantChangeSchema,
   userGrantSchema,
@@ -55,13 +55,12 @@ const parseGrant = validator<UserGrantInput>(userGrantSchema);
 const parseGrantChange = validator<{ roleKeys: string[] }>(userGrantChangeSchema);
 const parseProfile = validator<ProfileInput>(profileSchema);
 const parseUserName = validator<{ userName: string }>(userNameSchema);
-const parsePhone = validator<PhoneInput>(phoneSchema);
 
 const principal = (ctx: Context) => ctx.state.principal as Principal;
 
 /**
  * Users of the acting org (docs/api/users.md): humans and machines, their
- * profile, login name and phone, their state (lock, deactivate), a
+ * profile and login name, their state (lock, deactivate), a
  * machine's keys, client secret and PATs, removal, project grants, and a
  * user's sessions (listed, one or all ended). `secretKey` keys the digests
  * of the secrets handed out here; `sessionIdleLifetime` dates a session's
@@ -110,10 +109,6 @@ export function userRoutes(
     const input = parseUserName(ctx.request.body);
     ctx.body = await changeUserName(db, announce, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, input);
   });
-  router.put('/:userId/phone', async (ctx) => {
-    const input = parsePhone(ctx.request.body);
-    ctx.body = await changePhone(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, input);
-  });
   for (const [path, change] of [
     ['_deactivate', deactivateUser],
     ['_reactivate', reactivateUser],
@@ -131,6 +126,14 @@ export function userRoutes(
   router.delete('/:userId/auth_factors/otp', async (ctx) => {
     ctx.body = await removeUserOtp(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!);
   });
+  for (const [path, channel] of [
+    ['otp_email', 'email'],
+    ['otp_sms', 'sms'],
+  ] as const) {
+    router.delete(`/:userId/auth_factors/${path}`, async (ctx) => {
+      ctx.body = await removeUserCodeFactor(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, channel);
+    });
+  }
   router.delete('/:userId/passkeys/:passkeyId', async (ctx) => {
     ctx.body = await removeUserPasskey(db, principal(ctx), await actingOrgId(ctx, db), ctx.params.userId!, ctx.params.passkeyId!);
   });

@@ -1,7 +1,7 @@
 import type { Database } from '../storage/database.ts';
 import type { Announce } from '../storage/invalidation.ts';
 import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
-import { changePhone as writePhone, changeProfile as writeProfile, changeUserName as writeUserName, userNameTakenByOther } from '../storage/user-changes.ts';
+import { changeProfile as writeProfile, changeUserName as writeUserName, userNameTakenByOther } from '../storage/user-changes.ts';
 import type { UserRow } from '../storage/users.ts';
 import { AlreadyExists, InvalidArgument } from '../domain/errors.ts';
 import { displayNameOf } from '../domain/users.ts';
@@ -11,7 +11,6 @@ import { assertMayManageUsers } from '../domain/permissions.ts';
 import { managedUser, userToActOn } from '../queries/get-user.ts';
 
 export type ProfileInput = HumanInput['profile'];
-export type PhoneInput = NonNullable<HumanInput['phone']>;
 
 function assertHuman(user: UserRow, what: string): void {
   if (user.type !== 'human') throw new InvalidArgument(`${what} is for human users`);
@@ -67,16 +66,4 @@ export async function changeUserName(
   announce('users');
   announce('clients');
   return result;
-}
-
-/** `PUT /management/v1/users/{userId}/phone`: the human's phone number (changing it is acting on the user's security state). */
-export async function changePhone(db: Database, actor: Principal, orgId: string, userId: string, input: PhoneInput): Promise<{ details: WriteDetails }> {
-  assertMayManageUsers(actor, orgId);
-  return db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor);
-    const user = await userToActOn(tx, actor, orgId, userId);
-    assertHuman(user, 'a phone number');
-    await writePhone(write, { id: user.id, orgId }, { phone: input.phone, verified: input.isPhoneVerified ?? false });
-    return { details: writeDetails(write, orgId) };
-  });
 }

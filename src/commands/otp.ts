@@ -1,6 +1,6 @@
 import type { Database } from '../storage/database.ts';
 import { beginWrite, writeDetails, type Editor, type WriteDetails } from '../storage/event-log.ts';
-import { findUser } from '../storage/users.ts';
+import { findUser, type UserRow } from '../storage/users.ts';
 import { lockUser } from '../storage/lockout.ts';
 import { acceptStep, addFailedOtp, confirmOtp, findOtp, putPendingOtp, removeOtp, resetFailedOtp, spendRecoveryCode } from '../storage/otp.ts';
 import { seal, unseal } from '../keys/sealing.ts';
@@ -107,13 +107,22 @@ export async function checkSecondFactor(
     await resetFailedOtp(db, userId);
     return accepted;
   }
-  const failures = await addFailedOtp(db, userId);
-  if (failures === undefined) return { result: 'locked' };
+  return { result: await countFailedOtp(db, user, onLockChange) };
+}
+
+/**
+ * A wrong second-factor code of `user` (an app's, or one sent by mail or
+ * SMS): counted towards the lockout policy's `maxOtpAttempts`, locking the
+ * user at the limit; `onLockChange` hears of a lock.
+ */
+export async function countFailedOtp(db: Database, user: UserRow, onLockChange: () => void): Promise<'wrong' | 'locked'> {
+  const failures = await addFailedOtp(db, user.id);
+  if (failures === undefined) return 'locked';
   const policy = await effectivePolicy(db, LOCKOUT_POLICY, user.org_id);
-  if (policy.maxOtpAttempts === 0 || failures < policy.maxOtpAttempts) return { result: 'wrong' };
+  if (policy.maxOtpAttempts === 0 || failures < policy.maxOtpAttempts) return 'wrong';
   const locked = await db.transaction(async (tx) => lockUser(await beginWrite(tx, null), { id: user.id, orgId: user.org_id }, policy.lockoutDurationSeconds));
   if (locked) onLockChange();
-  return { result: 'locked' };
+  return 'locked';
 }
 
 /** A user removes their own authenticator app (the security page). */

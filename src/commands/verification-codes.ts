@@ -1,7 +1,7 @@
 import type { Queryable } from '../storage/database.ts';
 import type { Write } from '../storage/event-log.ts';
 import type { UserRow } from '../storage/users.ts';
-import { enqueueMessage, type MessageType, type MessageValues } from '../storage/outbox.ts';
+import { enqueueMessage, type MessageChannel, type MessageType, type MessageValues } from '../storage/outbox.ts';
 import { codesOf, deleteSpentCodes, insertCode, mailedSince } from '../storage/verification-codes.ts';
 import { digestsEqual, secretDigest } from '../security/secrets.ts';
 import {
@@ -23,29 +23,43 @@ export interface CodeSettings {
   issuer: string;
 }
 
-/** The page each purpose's link opens (docs/self-service.md). */
-export const CODE_PAGES: Record<CodePurpose, string> = {
+/** The page each purpose's link opens (docs/self-service.md); a purpose without one sends its typed code only. */
+export const CODE_PAGES = {
   init: `${INTERACTION_PATH}/user/init`,
   email: `${INTERACTION_PATH}/mail/verification`,
   reset: `${INTERACTION_PATH}/password/init`,
-};
+} as const satisfies Partial<Record<CodePurpose, string>>;
+const LINK_PAGES: Partial<Record<CodePurpose, string>> = CODE_PAGES;
 
-const MESSAGES: Record<CodePurpose, MessageType> = { init: 'InitCode', email: 'VerifyEmail', reset: 'PasswordReset' };
+const MESSAGES: Record<CodePurpose, MessageType> = {
+  init: 'InitCode',
+  email: 'VerifyEmail',
+  reset: 'PasswordReset',
+  phone: 'VerifyPhone',
+  otp_email: 'OtpEmail',
+  otp_sms: 'OtpSms',
+};
+/** The purposes whose message is an SMS to the user's phone; the others are mails. */
+const BY_SMS: ReadonlySet<CodePurpose> = new Set(['phone', 'otp_sms']);
 const EVENTS: Record<CodePurpose, string> = {
   init: 'user.human.initialization.code.added',
   email: 'user.human.email.code.added',
   reset: 'user.human.password.code.added',
+  phone: 'user.human.phone.code.added',
+  otp_email: 'user.human.otp.email.code.added',
+  otp_sms: 'user.human.otp.sms.code.added',
 };
 
 function digestOf(settings: CodeSettings, purpose: CodePurpose, userId: string, code: string): Buffer {
   return secretDigest(settings.key, codeDigestInput(purpose, userId, code));
 }
 
-/** Queues a mail to the user in the caller's write, in the user's language, with its name and org filled in. */
-export async function queueMail(write: Write, user: UserRow, type: MessageType, values: MessageValues = {}): Promise<void> {
+/** Queues a mail (or an SMS to the user's phone) in the caller's write, in the user's language, with its name and org filled in. */
+export async function queueMail(write: Write, user: UserRow, type: MessageType, values: MessageValues = {}, channel: MessageChannel = 'email'): Promise<void> {
   await enqueueMessage(write, {
     type,
-    recipient: user.email ?? '',
+    channel,
+    recipient: (channel === 'sms' ? user.phone : user.email) ?? '',
     language: mailLanguage(user.preferred_language ?? undefined),
     values: { UserName: loginName(user.user_name, user.primary_domain), FirstName: user.first_name ?? '', OrgName: user.org_name, ...values },
     userId: user.id,
@@ -55,7 +69,7 @@ export async function queueMail(write: Write, user: UserRow, type: MessageType, 
 
 /**
  * A new code for `user` in the caller's write, with its event. `mail`: sent
- * in the purpose's message, unless the user already had
+ * in the purpose's message (an SMS for a phone's purposes), unless the user already had
  * `CODE_MESSAGE_LIMIT` such messages within the window, when nothing is
  * written and undefined is answered. `return`: for the caller to deliver
  * (the admin API's `returnCode`), answered and not mailed.
@@ -88,10 +102,11 @@ export async function issueCode(
     payload: { messageSent: delivery === 'mail', expiresAt: codes.expiresAt.toISOString() },
   });
   if (delivery === 'mail') {
-    const url = new URL(CODE_PAGES[purpose], settings.issuer);
-    url.searchParams.set('userID', user.id);
-    url.searchParams.set('code', codes.link);
-    await queueMail(write, user, MESSAGES[purpose], { Code: codes.typed, URL: url.href });
+    const page = LINK_PAGES[purpose];
+    const url = page ? new URL(page, settings.issuer) : undefined;
+    url?.searchParams.set('userID', user.id);
+    url?.searchParams.set('code', codes.link);
+    await queueMail(write, user, MESSAGES[purpose], { Code: codes.typed, ...(url ? { URL: url.href } : {}) }, BY_SMS.has(purpose) ? 'sms' : 'email');
   }
   return codes.typed;
 }

@@ -1,18 +1,23 @@
 import { randomBytes, randomInt } from 'node:crypto';
 
 // The codes of the self-service flows (docs/self-service.md): an invitation, an
-// email verification, a password reset. Every message carries two codes for
-// one purpose: a short one a person types, and a long one in the link.
+// email or phone verification, a password reset, a sign-in code sent by mail
+// or SMS. Every code has two forms for one purpose: a short one a person
+// types, and a long one for a link (messages without a link carry only the
+// short one).
 // Plain rules only: the digests at rest are src/commands/verification-codes.ts's.
 
-export const CODE_PURPOSES = ['init', 'email', 'reset'] as const;
+export const CODE_PURPOSES = ['init', 'email', 'reset', 'phone', 'otp_email', 'otp_sms'] as const;
 export type CodePurpose = (typeof CODE_PURPOSES)[number];
 
-/** How long a code lives: an invitation waits for its reader, a verification or reset answers a request just made. */
+/** How long a code lives: an invitation waits for its reader, a verification or reset answers a request just made, a sign-in code a sign-in under way. */
 export const CODE_LIFETIME_SECONDS: Record<CodePurpose, number> = {
   init: 72 * 3600,
   email: 3600,
   reset: 3600,
+  phone: 3600,
+  otp_email: 300,
+  otp_sms: 300,
 };
 
 /** At most this many messages with codes per user and purpose within `CODE_MESSAGE_WINDOW_SECONDS`. */

@@ -34,6 +34,18 @@ export async function markEmailVerified(write: Write, user: UserRef, email: stri
   await write.tx.query('UPDATE users SET email_verified = true, sequence = $2, change_date = $3 WHERE id = $1', [user.id, sequence, write.at]);
 }
 
+/** `user.human.phone.verified`: the number a code was sent to belongs to the user. */
+export async function markPhoneVerified(write: Write, user: UserRef, phone: string): Promise<void> {
+  const sequence = await write.append({
+    aggregateType: 'user',
+    aggregateId: user.id,
+    type: 'user.human.phone.verified',
+    resourceOwner: user.orgId,
+    payload: { phone },
+  });
+  await write.tx.query('UPDATE users SET phone_verified = true, sequence = $2, change_date = $3 WHERE id = $1', [user.id, sequence, write.at]);
+}
+
 /** `user.human.email.changed`, and `user.human.email.verified` when the new address is given as verified. */
 export async function changeEmail(write: Write, user: UserRef, email: string, verified: boolean): Promise<void> {
   const sequence = await write.append({

@@ -73,3 +73,12 @@ export async function spendCodes(db: Queryable, userId: string, purpose: CodePur
 export async function dropCodes(db: Queryable, userId: string, purpose: CodePurpose): Promise<void> {
   await db.query('DELETE FROM verification_codes WHERE user_id = $1 AND purpose = $2', [userId, purpose]);
 }
+
+/** Whether a sent code of the user and purpose is still open at `now` (a page shown again sends no second one). */
+export async function openCodeSent(db: Queryable, userId: string, purpose: CodePurpose, now: Date): Promise<boolean> {
+  const { rows } = await db.query(
+    'SELECT 1 FROM verification_codes WHERE user_id = $1 AND purpose = $2 AND mailed AND used_at IS NULL AND expires_at > $3 LIMIT 1',
+    [userId, purpose, now],
+  );
+  return rows.length > 0;
+}

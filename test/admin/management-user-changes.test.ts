@@ -251,13 +251,13 @@ describe('PUT /management/v1/users/{userId}/username', () => {
 });
 
 describe('PUT /management/v1/users/{userId}/phone', () => {
-  it('sets the phone and its verification: user.human.phone.changed', async () => {
+  it('sets the phone and its verification: user.human.phone.changed, and a code for a number not given as verified', async () => {
     const userId = await addHuman('phoned');
     written(await server.api('PUT', `${USERS}/${userId}/phone`, { body: { phone: '+1(555)010-9999' } }));
     assert.deepEqual((await userView(userId)).human.phone, { phone: '+1(555)010-9999', isPhoneVerified: false });
     written(await server.api('PUT', `${USERS}/${userId}/phone`, { body: { phone: '+4930123456', isPhoneVerified: true } }));
     assert.deepEqual((await userView(userId)).human.phone, { phone: '+4930123456', isPhoneVerified: true });
-    assert.deepEqual((await eventTypesOf(userId)).slice(-2), ['user.human.phone.changed', 'user.human.phone.changed']);
+    assert.deepEqual((await eventTypesOf(userId)).slice(-3), ['user.human.phone.changed', 'user.human.phone.code.added', 'user.human.phone.changed']);
   });
 
   it('names every bad field (400) and changes nothing', async () => {

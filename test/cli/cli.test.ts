@@ -509,7 +509,7 @@ describe('portcullis CLI against a real server', () => {
     assert.equal((await cli('deactivate')).code, 2, 'no --user');
   });
 
-  test('auth-factors and remove-otp: the authenticator app of a lost device is listed, then removed; removing it again is an error', async () => {
+  test('auth-factors, remove-otp and remove-otp-codes: the authenticator app or codes of a lost device are listed, then removed; removing them again is an error', async () => {
     const human = await fetch(`${server.url}/management/v1/users/human`, {
       method: 'POST',
       headers: { authorization: `Bearer ${server.pat}`, 'content-type': 'application/json' },
@@ -529,6 +529,17 @@ describe('portcullis CLI against a real server', () => {
     assert.equal(again.code, 1);
     assert.match(again.stderr, /no authenticator app/);
     assert.equal((await cli('remove-otp')).code, 2, 'no user given');
+
+    // Codes by mail as the security page leaves them (the address is not verified: listed as not ready).
+    await server.running.db.query("INSERT INTO user_code_factors (user_id, channel, created_at) VALUES ($1, 'email', now())", [userId]);
+    assert.equal((await cli('auth-factors', '--user', userId)).stdout, 'otp-codes email\tAUTH_FACTOR_STATE_NOT_READY\n');
+    assert.equal((await cli('remove-otp-codes', '--user', userId, '--by', 'fax')).code, 2, 'no such codes');
+    const codes = await cli('remove-otp-codes', '--user', userId, '--by', 'email');
+    assert.equal(codes.code, 0, codes.stderr);
+    assert.equal(codes.stdout, `Removed the sign-in codes by email of user ${userId}\n`);
+    const codesAgain = await cli('remove-otp-codes', '--user', userId, '--by', 'email');
+    assert.equal(codesAgain.code, 1);
+    assert.match(codesAgain.stderr, /no one-time codes by email/);
 
     await server.running.db.query("INSERT INTO user_passkeys (id, user_id, credential_id, public_key, name) VALUES ('pk1', $1, 'cred-1', '\\x00', 'Laptop')", [
       userId,

@@ -15,9 +15,9 @@ describe('verification codes', () => {
     assert.equal(seen.size, 400);
   });
 
-  test('an invitation lives 72 hours, an email verification and a reset one hour', () => {
+  test('an invitation lives 72 hours, an email or phone verification and a reset one hour, a sign-in code 5 minutes', () => {
     const now = new Date('2030-01-01T00:00:00Z');
-    assert.deepEqual(CODE_LIFETIME_SECONDS, { init: 72 * 3600, email: 3600, reset: 3600 });
+    assert.deepEqual(CODE_LIFETIME_SECONDS, { init: 72 * 3600, email: 3600, reset: 3600, phone: 3600, otp_email: 300, otp_sms: 300 });
     assert.equal(newCodes('init', now).expiresAt.toISOString(), '2030-01-04T00:00:00.000Z');
     assert.equal(newCodes('email', now).expiresAt.toISOString(), '2030-01-01T01:00:00.000Z');
   });

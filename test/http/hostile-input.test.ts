@@ -216,6 +216,7 @@ function jsonTemplates(s: Scene): Record<string, unknown> {
     passwordComplexity: { minLength: 8, hasUppercase: false, hasLowercase: false, hasNumber: true, hasSymbol: false },
     passwordReset: { returnCode: true },
     email: { email: 'changed@example.test', isEmailVerified: false },
+    phone: { phone: '+41791234567', isPhoneVerified: false },
     metadata: { value: 'dmFsdWU=' },
     messageText: {
       title: 'T',
@@ -314,6 +315,10 @@ function apiRoutes(s: Scene): Route[] {
     { methods: ['POST'], path: `/management/v1/users/${u}/_resend_initialization`, body: 'empty' },
     { methods: ['POST'], path: `/management/v1/users/${u}/email/_resend_verification`, body: 'empty' },
     { methods: ['PUT'], path: `/management/v1/users/${u}/email`, body: 'email' },
+    { methods: ['PUT'], path: `/management/v1/users/${u}/phone`, body: 'phone' },
+    { methods: ['POST'], path: `/management/v1/users/${u}/phone/_resend_verification`, body: 'empty' },
+    { methods: ['DELETE'], path: `/management/v1/users/${u}/auth_factors/otp_email` },
+    { methods: ['DELETE'], path: `/management/v1/users/${u}/auth_factors/otp_sms` },
     { methods: ['POST', 'GET', 'DELETE'], path: `/management/v1/users/${u}/metadata/department`, body: 'metadata' },
     { methods: ['POST'], path: `/management/v1/users/${u}/metadata/_search`, body: 'empty' },
     { methods: ['POST'], path: `/management/v1/users/${u}/links/_search`, body: 'empty' },

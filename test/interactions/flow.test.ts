@@ -74,12 +74,27 @@ describe('the second factors', () => {
       ['passkey'],
     );
     assert.deepEqual(allowedFactors({ ...policy, secondFactors: [], passwordlessType: 'PASSWORDLESS_TYPE_NOT_ALLOWED' }), []);
+    assert.deepEqual(
+      allowedFactors({
+        ...policy,
+        secondFactors: ['SECOND_FACTOR_TYPE_OTP_EMAIL', 'SECOND_FACTOR_TYPE_OTP_SMS'],
+        passwordlessType: 'PASSWORDLESS_TYPE_NOT_ALLOWED',
+      }).map((f) => f.id),
+      ['otpEmail', 'otpSms'],
+    );
+    assert.deepEqual(
+      allowedFactors(policy).map((f) => f.id),
+      ['otp', 'passkey'],
+      'codes by mail and SMS are not in the default list',
+    );
   });
 
   test('a factor counts as held from the one statement that reads them all', () => {
-    const held = (otp: boolean, passkey: boolean) => SECOND_FACTORS.filter((f) => f.held({ otp, passkey })).map((f) => f.id);
+    const held = (otp: boolean, passkey: boolean, otpEmail = false, otpSms = false) =>
+      SECOND_FACTORS.filter((f) => f.held({ otp, passkey, otpEmail, otpSms })).map((f) => f.id);
     assert.deepEqual(held(true, false), ['otp']);
     assert.deepEqual(held(false, true), ['passkey']);
     assert.deepEqual(held(true, true), ['otp', 'passkey']);
+    assert.deepEqual(held(false, false, true, true), ['otpEmail', 'otpSms']);
   });
 });

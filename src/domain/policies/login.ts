@@ -1,7 +1,7 @@
 import type { PolicyKind } from './kind.ts';
 
 export const PASSWORDLESS_TYPES = ['PASSWORDLESS_TYPE_ALLOWED', 'PASSWORDLESS_TYPE_NOT_ALLOWED'] as const;
-export const SECOND_FACTOR_TYPES = ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'] as const;
+export const SECOND_FACTOR_TYPES = ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F', 'SECOND_FACTOR_TYPE_OTP_EMAIL', 'SECOND_FACTOR_TYPE_OTP_SMS'] as const;
 
 /**
  * The login policy (ZITADEL's): whether users may register themselves, and

@@ -53,11 +53,18 @@ export function StateChanges({ user, onChanged }: { user: UserView; onChanged: (
   );
 }
 
+/** The removal path of each factor that is not a passkey. */
+const FACTOR_PATHS: Record<string, string> = { otp: 'otp', otpEmail: 'otp_email', otpSms: 'otp_sms' };
+
 export function Factors({ userId }: { userId: string }) {
   const { api, orgId } = useConsole();
   const factors = useLoad(() => api.call<{ result: AuthFactorView[] }>('GET', `/management/v1/users/${userId}/auth_factors`), [orgId, userId]);
   const removal = useAction(
-    (id: string) => api.call('DELETE', id === 'otp' ? `/management/v1/users/${userId}/auth_factors/otp` : `/management/v1/users/${userId}/passkeys/${id}`),
+    (id: string) =>
+      api.call(
+        'DELETE',
+        FACTOR_PATHS[id] ? `/management/v1/users/${userId}/auth_factors/${FACTOR_PATHS[id]}` : `/management/v1/users/${userId}/passkeys/${id}`,
+      ),
     () => factors.reload(),
   );
   const remove = (id: string) => void removal.run(id);
@@ -71,15 +78,15 @@ export function Factors({ userId }: { userId: string }) {
       ) : (
         <ul class="plain items">
           {factors.data.result.map((f) => {
-            const id = 'otp' in f ? 'otp' : f.u2f.id;
-            const name = 'otp' in f ? t('otpApp') : t('passkey', { name: f.u2f.name });
+            const id = 'u2f' in f ? f.u2f.id : 'otp' in f ? 'otp' : 'otpEmail' in f ? 'otpEmail' : 'otpSms';
+            const name = 'u2f' in f ? t('passkey', { name: f.u2f.name }) : 'otp' in f ? t('otpApp') : 'otpEmail' in f ? t('otpEmailCodes') : t('otpSmsCodes');
             return (
               <li key={id}>
                 <span>
                   {name} {f.state === 'AUTH_FACTOR_STATE_NOT_READY' && <span class="badge">({t('notReady')})</span>}
                 </span>
-                {/* An app whose set-up is not finished is the user's own business until it is. */}
-                {f.state === 'AUTH_FACTOR_STATE_READY' && (
+                {/* An app whose set-up is not finished is the user's own business until it is; codes wait for a verified address. */}
+                {(f.state === 'AUTH_FACTOR_STATE_READY' || id === 'otpEmail' || id === 'otpSms') && (
                   <ConfirmButton label={t('remove')} question={t('confirmRemove', { name })} onConfirm={() => remove(id)} disabled={removal.busy} />
                 )}
               </li>
