@@ -27,3 +27,15 @@ export type IssuedPat = Answer<typeof issuePersonalAccessToken>;
 export type { AuthFactorView } from '../../src/queries/auth-factors.ts';
 export type { UserSessionView } from '../../src/queries/user-sessions.ts';
 export type { MemberView } from '../../src/queries/members.ts';
+// integrations: identity providers, actions, SAML apps
+import type { SamlAppView } from '../../src/queries/saml-apps.ts';
+import type { createIdp } from '../../src/commands/idps.ts';
+import type { addTarget } from '../../src/commands/actions.ts';
+export type { IdpView } from '../../src/queries/idps.ts';
+export type { PolicyIdpView } from '../../src/queries/login-policy-idps.ts';
+export type { ExecutionView, TargetView } from '../../src/queries/actions.ts';
+export type { DeliveryState } from '../../src/storage/action-deliveries.ts';
+export type CreatedIdp = Answer<typeof createIdp>;
+export type CreatedTarget = Answer<typeof addTarget>;
+/** `POST …/apps/saml` answers the new app's id and the write's details (the command's module is not for the browser's type check). */
+export type CreatedSamlApp = Pick<SamlAppView, 'appId' | 'details'>;
