@@ -28,10 +28,11 @@ function idpColumns(scope: IdpScope, iamOwner: boolean): Array<Column<IdpView>> 
   ];
 }
 
-function IdpSection({ scope }: { scope: IdpScope }) {
+/** `round` moves when a provider is added anywhere on the page: an org's list holds the instance's too. */
+function IdpSection({ scope, round, onChanged }: { scope: IdpScope; round: number; onChanged: () => void }) {
   const { api, orgId, iamOwner } = useConsole();
   const [creating, setCreating] = useState(false);
-  const list = useLoad(() => searchAll<IdpView>(api, `${scopePrefix(scope)}/idps/_search`), [orgId, scope]);
+  const list = useLoad(() => searchAll<IdpView>(api, `${scopePrefix(scope)}/idps/_search`), [orgId, scope, round]);
   const title = t(scope === 'org' ? 'orgIdps' : 'instanceIdps');
   const id = `idps-${scope}`;
   return (
@@ -50,7 +51,7 @@ function IdpSection({ scope }: { scope: IdpScope }) {
           send={(kind, body) => api.call<CreatedIdp>('POST', `${scopePrefix(scope)}/idps/${kind.name}`, body)}
           onDone={() => {
             setCreating(false);
-            list.reload();
+            onChanged();
           }}
         />
       )}
@@ -62,11 +63,11 @@ function IdpSection({ scope }: { scope: IdpScope }) {
 type LoginPolicy = OrgPolicyView<{ allowExternalIdp: boolean; forceMfa: boolean; forceMfaLocalOnly: boolean }>;
 
 /** The providers on the org's login page: add one of those the org may use, remove one after a confirmation. */
-function LoginPageIdps() {
+function LoginPageIdps({ round }: { round: number }) {
   const { api, orgId } = useConsole();
   const policy = useLoad(() => api.call<LoginPolicy>('GET', '/management/v1/policies/login'), [orgId]);
   const listed = useLoad(() => searchAll<PolicyIdpView>(api, '/management/v1/policies/login/idps/_search'), [orgId]);
-  const usable = useLoad(() => searchAll<IdpView>(api, '/management/v1/idps/_search'), [orgId]);
+  const usable = useLoad(() => searchAll<IdpView>(api, '/management/v1/idps/_search'), [orgId, round]);
   const [chosen, setChosen] = useState('');
   const [done, setDone] = useState('');
   const changed = (message: string) => {
@@ -132,13 +133,15 @@ function LoginPageIdps() {
 
 export function IdpsPage() {
   const { iamOwner, issuer } = useConsole();
+  const [round, setRound] = useState(0);
+  const changed = () => setRound((r) => r + 1);
   return (
     <>
       <Heading>{t('idps')}</Heading>
       <CopyText label={t('callbackUri')} value={`${issuer}/idps/callback`} help={t('callbackUriHelp')} />
-      <IdpSection scope="org" />
-      {iamOwner && <IdpSection scope="instance" />}
-      <LoginPageIdps />
+      <IdpSection scope="org" round={round} onChanged={changed} />
+      {iamOwner && <IdpSection scope="instance" round={round} onChanged={changed} />}
+      <LoginPageIdps round={round} />
     </>
   );
 }
