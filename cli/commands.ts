@@ -2,6 +2,8 @@ import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { UsageError } from './args.ts';
 import type { Command } from './command.ts';
+import { CliError } from './cli-error.ts';
+import { INTEGRATION_COMMANDS } from './integration-commands.ts';
 import { POLICY_COMMANDS } from './policy-commands.ts';
 import { LIST_COMMANDS } from './list-commands.ts';
 import { isObject } from './http.ts';
@@ -25,15 +27,7 @@ import { DEFAULT_MACHINE_ACCESS_TOKEN_TYPE } from '../src/domain/users.ts';
 // The commands table: for each command its options, the API call it makes
 // and the human-readable lines of its result.
 
-/** An expected failure outside the API (a file that cannot be read or written): exit 1. */
-export class CliError extends Error {
-  /** Printed on stdout before the error, e.g. a secret that must not be lost. */
-  readonly output: string[];
-  constructor(message: string, output: string[] = []) {
-    super(message);
-    this.output = output;
-  }
-}
+export { CliError };
 
 const id = (value: string) => encodeURIComponent(value);
 
@@ -310,6 +304,7 @@ export const COMMANDS: Command[] = [
   },
   ...POLICY_COMMANDS,
   ...LIST_COMMANDS,
+  ...INTEGRATION_COMMANDS,
   {
     name: 'rotate-keys',
     summary: 'rotate the signing keys (needs IAM_OWNER)',

@@ -97,7 +97,7 @@ describe('integrations in the console', { skip: needsChromium }, () => {
     await onLogin.getByText('The login page shows no provider yet.').waitFor();
   });
 
-  it("changes a provider without retyping its secret, and removes it after a confirmation", async () => {
+  it('changes a provider without retyping its secret, and removes it after a confirmation', async () => {
     await page.getByRole('table', { name: 'Providers of the instance' }).getByRole('link', { name: 'Upstream' }).click();
     await page.getByRole('heading', { level: 1, name: 'Upstream' }).waitFor();
     const form = page.getByRole('form', { name: 'Save' });

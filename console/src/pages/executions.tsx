@@ -48,7 +48,8 @@ function SetExecution({ targets, onSet }: { targets: TargetView[]; onSet: () => 
   );
   const valueField = kind === 'event' ? 'condition.event.event' : 'condition.event.group';
   return (
-    <form noValidate class="panel" onSubmit={submit} aria-label={t('setExecution')}>
+    <form noValidate class="panel" onSubmit={submit} aria-labelledby="set-execution-heading">
+      <h3 id="set-execution-heading">{t('setExecution')}</h3>
       <Select
         label={t('conditionKind')}
         value={kind}
