@@ -44,7 +44,7 @@ function idpBody(path: string): Record<string, unknown> {
 }
 
 /** A search of the actions API: it pages but takes no filters. */
-function actionList(name: string, summary: string, path: string, what: string, columns: Array<[string, (row: Row) => string]>): Command {
+function actionList(name: string, summary: string, path: string, [one, what]: [string, string], columns: Array<[string, (row: Row) => string]>): Command {
   return {
     name,
     summary,
@@ -55,7 +55,7 @@ function actionList(name: string, summary: string, path: string, what: string, c
       const rows: Row[] = Array.isArray(response.result) ? response.result : [];
       const total = Number(response.details?.totalResult ?? rows.length);
       if (!rows.length) return [`No ${what}.`];
-      return [...table(columns, rows), rows.length < total ? `${rows.length} of ${total} ${what} (raise --limit)` : `${total} ${what}`];
+      return [...table(columns, rows), rows.length < total ? `${rows.length} of ${total} ${what} (raise --limit)` : `${total} ${total === 1 ? one : what}`];
     },
   };
 }
@@ -167,13 +167,19 @@ export const INTEGRATION_COMMANDS: Command[] = [
     request: (values) => ({ method: 'DELETE', path: `${prefix(values)}/policies/login/idps/${id(str(values, 'idp')!)}` }),
     describe: (_r, v) => [`Identity provider ${str(v, 'idp')} is off the login page of ${where(v)}`],
   },
-  actionList('list-targets', 'list the action targets of the instance (needs IAM_OWNER)', '/v2beta/actions/targets/_search', 'targets', [
-    ['ID', (r) => String(r.id)],
-    ['TYPE', (r) => Object.entries(TARGET_TYPES).find(([, field]) => r[field] !== undefined)?.[0] ?? ''],
-    ['TIMEOUT', (r) => String(r.timeout)],
-    ['NAME', (r) => String(r.name)],
-    ['ENDPOINT', (r) => String(r.endpoint)],
-  ]),
+  actionList(
+    'list-targets',
+    'list the action targets of the instance (needs IAM_OWNER)',
+    '/v2beta/actions/targets/_search',
+    ['target', 'targets'],
+    [
+      ['ID', (r) => String(r.id)],
+      ['TYPE', (r) => Object.entries(TARGET_TYPES).find(([, field]) => r[field] !== undefined)?.[0] ?? ''],
+      ['TIMEOUT', (r) => String(r.timeout)],
+      ['NAME', (r) => String(r.name)],
+      ['ENDPOINT', (r) => String(r.endpoint)],
+    ],
+  ),
   {
     name: 'add-target',
     summary: 'create an action target; its signing key is shown once (needs IAM_OWNER)',
@@ -222,7 +228,7 @@ export const INTEGRATION_COMMANDS: Command[] = [
     'list-executions',
     'list the executions of the instance: which condition calls which targets (needs IAM_OWNER)',
     '/v2beta/actions/executions/_search',
-    'executions',
+    ['execution', 'executions'],
     [
       ['CONDITION', (r) => conditionText(r.condition)],
       ['TARGETS', (r) => (Array.isArray(r.targets) ? r.targets.map((t: Row) => String(t.target)).join(',') : '')],
@@ -247,7 +253,6 @@ export const INTEGRATION_COMMANDS: Command[] = [
       if (values.remove !== true && !targets.length) throw new UsageError('give at least one --target, or --remove', 'set-execution');
       return { method: 'PUT', path: '/v2beta/actions/executions', body: { condition, targets: targets.map((target) => ({ target })) } };
     },
-    describe: (_r, v) =>
-      v.remove === true ? ['Removed the execution.'] : [`The execution calls ${list(v, 'target').length} target(s): ${list(v, 'target').join(', ')}`],
+    describe: (_r, v) => (v.remove === true ? ['Removed the execution.'] : [`The execution calls ${list(v, 'target').join(', ')}, in this order`]),
   },
 ];

@@ -162,6 +162,7 @@ describe('action targets and executions', () => {
     const listed = await cli('list-targets');
     assert.match(listed.stdout, /^ID\s+TYPE\s+TIMEOUT\s+NAME\s+ENDPOINT$/m);
     assert.match(listed.stdout, new RegExp(`^${targetId}\\s+call\\s+1s\\s+crm-sync\\s+https://127\\.0\\.0\\.1:1/hook$`, 'm'));
+    assert.equal(listed.stdout.trimEnd().split('\n').at(-1), '1 target');
     assert.ok(!listed.stdout.includes(key!.trim()), 'the key is not listed');
     const state = await cli('target-state', '--target', targetId);
     assert.equal(state.code, 0, state.stderr);
@@ -169,6 +170,7 @@ describe('action targets and executions', () => {
 
     const set = await cli('set-execution', '--function', 'preuserinfo', '--target', targetId);
     assert.equal(set.code, 0, set.stderr);
+    assert.equal(set.stdout.trim(), `The execution calls ${targetId}, in this order`);
     assert.match((await cli('list-executions')).stdout, new RegExp(`^function preuserinfo\\s+${targetId}$`, 'm'));
     assert.equal((await cli('set-execution', '--group', 'user', '--target', targetId)).code, 0);
     const executions = await cli('list-executions');
