@@ -336,7 +336,18 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
       await p.getByRole('heading', { level: 1, name: 'Benutzer' }).waitFor({ timeout: 10_000 });
       assert.equal(await p.evaluate<string>('document.documentElement.lang'), 'de');
       const links = await p.getByRole('navigation', { name: 'Hauptmenü' }).getByRole('link').allInnerTexts();
-      assert.deepEqual(links, ['Benutzer', 'Projekte', 'Anwendungen', 'Mitglieder', 'Richtlinien', 'Organisation', 'Signaturschlüssel', 'Ereignisse']);
+      assert.deepEqual(links, [
+        'Benutzer',
+        'Projekte',
+        'Anwendungen',
+        'Mitglieder',
+        'Richtlinien',
+        'Organisation',
+        'Identitätsanbieter',
+        'Signaturschlüssel',
+        'Ereignisse',
+        'Aktionen',
+      ]);
       await p.getByRole('button', { name: 'Neuer Benutzer' }).click();
       await p.getByLabel('Loginname', { exact: true }).waitFor();
       await shoot(p, 'users-de');
@@ -384,8 +395,14 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
         'Members',
         'Policies',
         'Organization',
+        'Identity providers',
       ]);
       assert.equal(await p.getByLabel('Organization').count(), 0, 'no org switch');
+      // The org's own identity providers are the owner's to manage; the instance's section is not shown.
+      await p.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Identity providers' }).click();
+      await p.getByRole('table', { name: 'On the login page of this organization' }).or(p.getByText('The login page shows no provider yet.')).waitFor();
+      await p.getByRole('heading', { level: 2, name: 'Providers of this organization' }).waitFor();
+      assert.equal(await p.getByRole('heading', { name: 'Providers of the instance' }).count(), 0);
     } finally {
       await owner.close();
     }
