@@ -71,6 +71,12 @@ const GERMAN_RULES: Array<[RegExp, (m: RegExpExecArray) => string]> = [
   [/^must be an email address$/, () => 'muss eine E-Mail-Adresse sein'],
   [/^is not a known field$/, () => 'ist kein bekanntes Feld'],
   [/^must be one of /, () => 'ist keine der erlaubten Möglichkeiten'],
+  // integrations: the address and timeout rules of identity providers and action targets
+  [/^must use https$/, () => 'muss https verwenden'],
+  [/^must be an https URL \(http only on a loopback host\)$/, () => 'muss eine https-URL sein (http nur auf einem Loopback-Host)'],
+  [/^must be an absolute (https )?URL$/, () => 'muss eine absolute URL sein'],
+  [/^must not have a fragment$/, () => 'darf kein Fragment (#) enthalten'],
+  [/^must be from (\S+) to (\S+)$/, (m) => `muss zwischen ${m[1]} und ${m[2]} liegen`],
 ];
 
 export function ruleText(description: string): string {

@@ -192,7 +192,7 @@ describe('integrations in the console', { skip: needsChromium }, () => {
       await form.getByText('Bitte prüfen Sie die markierten Felder.').waitFor();
       assert.equal(await form.getByLabel('Endpunkt (https-URL)').getAttribute('aria-invalid'), 'true');
       assert.equal(await form.getByLabel('Zeitlimit').getAttribute('aria-invalid'), 'true');
-      assert.equal(await form.locator('.field-error').count(), 2);
+      assert.deepEqual(await form.locator('.field-error').allInnerTexts(), ['muss https verwenden', 'muss zwischen 0.1s und 30s liegen']);
       assert.doesNotMatch(await form.innerText(), /must|https URL|timeout/i, 'no English left');
       assert.equal((await scene.admin('POST', '/v2beta/actions/targets/_search', { body: {} })).body.result.length, 1, 'nothing stored');
       await shoot(p, 'actions-bad-target-de');
