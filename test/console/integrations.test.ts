@@ -151,6 +151,16 @@ describe('integrations in the console', { skip: needsChromium }, () => {
       stored.map((e: { condition: unknown; targets: unknown }) => [e.condition, e.targets]),
       [[{ event: { group: 'user' } }, [{ target: targetId }]]],
     );
+    // A new user is an event of the group; the target refuses the connection, and its row says so.
+    const user = await scene.admin('POST', '/management/v1/users/human', {
+      body: { userName: 'delivered', profile: { firstName: 'D', lastName: 'E' }, email: { email: 'delivered@default.example.test' } },
+    });
+    assert.equal(user.status, 200, user.text);
+    const failed = await eventually(async () => (await scene.admin('GET', `/v2beta/actions/targets/${targetId}/state`)).body.failures > 0, 10_000, 100);
+    assert.ok(failed, 'the delivery failed at least once');
+    await page.reload();
+    await targets.getByText(/\d+ failed attempts/).waitFor();
+    await targets.getByText(/^Last error: .+/).waitFor();
     await assertAccessible(page, 'actions');
     await shoot(page, 'actions-listed');
 

@@ -24,19 +24,9 @@ function Delivery({ targetId }: { targetId: string }) {
   const { sequence, failures, lastError } = state.data;
   return (
     <>
-      {t('deliveredUpTo', { sequence })}
-      {failures > 0 && (
-        <>
-          <br />
-          {t('failures', { count: failures })}
-        </>
-      )}
-      {lastError && (
-        <>
-          <br />
-          {t('lastError', { error: lastError })}
-        </>
-      )}
+      <div>{t('deliveredUpTo', { sequence })}</div>
+      {failures > 0 && <div>{t('failures', { count: failures })}</div>}
+      {lastError && <div>{t('lastError', { error: lastError })}</div>}
     </>
   );
 }
@@ -150,9 +140,7 @@ export function TargetPage({ targetId }: { targetId: string }) {
       />
       <section aria-labelledby="target-delivery">
         <h2 id="target-delivery">{t('delivery')}</h2>
-        <p>
-          <Delivery targetId={targetId} />
-        </p>
+        <Delivery targetId={targetId} />
       </section>
       <section aria-labelledby="remove-target-heading" class="danger">
         <h2 id="remove-target-heading">{t('removeTarget')}</h2>
