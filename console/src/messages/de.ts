@@ -300,7 +300,7 @@ export const de: Record<MessageKey, string> = {
     'Das Ziel prüft mit diesem Schlüssel den Header Portcullis-Signature jeder Anfrage. Er ist nur jetzt sichtbar und kann nicht erneut gelesen werden.',
   delivery: 'Zustellung',
   deliveredUpTo: 'Zugestellt bis Ereignis {sequence}',
-  failures: '{count} fehlgeschlagene Versuche',
+  failures: 'Fehlgeschlagene Versuche beim nächsten Ereignis: {count}',
   lastError: 'Letzter Fehler: {error}',
   noTargets: 'Noch keine Ziele: fügen Sie eines mit „Neues Ziel“ hinzu.',
   removeTarget: 'Ziel entfernen',

@@ -309,7 +309,7 @@ export const en = {
   signingKeyWarning: 'The target checks the Portcullis-Signature header of each request with this key. It is shown only now and cannot be read again.',
   delivery: 'Delivery',
   deliveredUpTo: 'Delivered up to event {sequence}',
-  failures: '{count} failed attempts',
+  failures: 'Failed attempts at the next event: {count}',
   lastError: 'Last error: {error}',
   noTargets: 'No targets yet: add one with New target.',
   removeTarget: 'Remove target',
