@@ -2,9 +2,11 @@ import { chmodSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { UsageError } from './args.ts';
 import type { Command } from './command.ts';
+import { CliError } from './cli-error.ts';
+import { INTEGRATION_COMMANDS } from './integration-commands.ts';
 import { POLICY_COMMANDS } from './policy-commands.ts';
 import { NOTIFY_COMMANDS } from './notify-commands.ts';
-import { CliError, readSecretFile } from './files.ts';
+import { readSecretFile } from './files.ts';
 import { LIST_COMMANDS } from './list-commands.ts';
 import { isObject } from './http.ts';
 import { json, secretLines } from './output.ts';
@@ -29,6 +31,8 @@ const CODE_FACTOR_PATHS: Record<string, string> = { email: 'otp_email', sms: 'ot
 
 // The commands table: for each command its options, the API call it makes
 // and the human-readable lines of its result.
+
+export { CliError };
 
 const id = (value: string) => encodeURIComponent(value);
 
@@ -313,6 +317,7 @@ export const COMMANDS: Command[] = [
   ...POLICY_COMMANDS,
   ...LIST_COMMANDS,
   ...NOTIFY_COMMANDS,
+  ...INTEGRATION_COMMANDS,
   {
     name: 'rotate-keys',
     summary: 'rotate the signing keys (needs IAM_OWNER)',

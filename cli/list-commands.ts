@@ -15,7 +15,7 @@ const LIST_OPTIONS: Options = {
 
 type Row = Record<string, any>;
 
-interface ListSpec {
+export interface ListSpec {
   name: string;
   summary: string;
   /** What is listed, for "No <what>." and the count line; `one` for a count of one. */
@@ -29,7 +29,7 @@ interface ListSpec {
   required?: string[];
 }
 
-function limitOf(command: string, values: Values): number {
+export function limitOf(command: string, values: Values): number {
   const limit = count(command, values, 'limit') ?? DEFAULT_LIMIT;
   if (limit < 1 || limit > MAX_LIMIT) throw new UsageError(`--limit must be from 1 to ${MAX_LIMIT} (got '${str(values, 'limit')}')`, command);
   return limit;
@@ -42,7 +42,7 @@ export function table(columns: ListSpec['columns'], rows: Row[]): string[] {
   return cells.map((line) => line.map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '));
 }
 
-function listCommand(spec: ListSpec): Command {
+export function listCommand(spec: ListSpec): Command {
   return {
     name: spec.name,
     summary: spec.summary,

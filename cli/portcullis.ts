@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { helpText, parse, usageLine, UsageError, type Values } from './args.ts';
 import { COMMANDS } from './commands.ts';
-import { CliError } from './files.ts';
+import { CliError } from './cli-error.ts';
 import { str } from './option-values.ts';
 import { ApiError, callApi, isObject, NetworkError } from './http.ts';
 import { errorLines, json, processIo, type Io } from './output.ts';

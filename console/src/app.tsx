@@ -18,6 +18,9 @@ import { EventsPage } from './pages/events.tsx';
 import { NotificationsPage } from './pages/notifications.tsx';
 import { MessageTextsPage } from './pages/message-texts.tsx';
 import type { OrgView } from './views.ts';
+// integrations: identity providers, actions
+import { IdpPage, IdpsPage } from './pages/idps.tsx';
+import { ActionsPage, TargetPage } from './pages/actions.tsx';
 
 // The frame of every page: skip link, header (org switch, sign-out), the
 // main navigation, and the page of the current path. The org the pages act
@@ -41,9 +44,11 @@ const NAV: NavItem[] = [
   { path: '/policies', label: 'policies' },
   { path: '/org', label: 'orgSettings' },
   { path: '/message-texts', label: 'messageTexts' },
+  { path: '/idps', label: 'idps' },
   { path: '/signing-keys', label: 'signingKeys', instance: true },
   { path: '/events', label: 'events', instance: true },
   { path: '/notifications', label: 'notifications', instance: true },
+  { path: '/actions', label: 'actions', instance: true },
 ];
 
 function pageFor(path: string, iamOwner: boolean) {
@@ -60,6 +65,9 @@ function pageFor(path: string, iamOwner: boolean) {
   if (section === 'events' && iamOwner) return <EventsPage />;
   if (section === 'message-texts') return <MessageTextsPage />;
   if (section === 'notifications' && iamOwner) return <NotificationsPage />;
+  if (section === 'idps' && id === 'instance' && sub && iamOwner) return <IdpPage scope="instance" idpId={sub} />;
+  if (section === 'idps') return id ? <IdpPage scope="org" idpId={id} /> : <IdpsPage />;
+  if (section === 'actions' && iamOwner) return id === 'targets' && sub ? <TargetPage targetId={sub} /> : <ActionsPage />;
   return <UsersPage />;
 }
 
@@ -101,7 +109,9 @@ export function App({ config, session }: { config: ConsoleConfig; session: Sessi
   // A new org's pages start at the section's list: the ids of one org mean nothing in another.
   const chooseOrg = (id: string) => navigate(section.path, false, id);
   return (
-    <ConsoleContext.Provider value={{ api, iamOwner, orgId, org: orgs.list?.find((o) => o.id === orgId), reloadOrgs: () => setOrgsRound((r) => r + 1) }}>
+    <ConsoleContext.Provider
+      value={{ api, iamOwner, orgId, org: orgs.list?.find((o) => o.id === orgId), reloadOrgs: () => setOrgsRound((r) => r + 1), issuer: config.issuer }}
+    >
       <a class="skip" href="#main">
         {t('skipToContent')}
       </a>

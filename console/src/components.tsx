@@ -15,6 +15,8 @@ export interface Console {
   org?: OrgView;
   /** Reads the org list again (after a rename or a new org). */
   reloadOrgs: () => void;
+  /** The service's issuer (callback and metadata addresses to give other parties). */
+  issuer: string;
 }
 
 export const ConsoleContext = createContext<Console>(undefined as unknown as Console);

@@ -4,6 +4,8 @@
 export interface ConsoleConfig {
   /** The console's own path, e.g. /ui/console. */
   base: string;
+  /** The service's issuer: the addresses to give upstream providers and SAML service providers start with it. */
+  issuer: string;
   clientId: string;
   authorizationEndpoint: string;
   tokenEndpoint: string;
@@ -17,6 +19,7 @@ export function readConfig(body: HTMLElement): ConsoleConfig {
   const data = body.dataset;
   return {
     base: data.base ?? '/ui/console',
+    issuer: data.issuer ?? location.origin,
     clientId: data.clientId ?? '',
     authorizationEndpoint: data.authorizationEndpoint ?? '',
     tokenEndpoint: data.tokenEndpoint ?? '',

@@ -74,8 +74,13 @@ const GERMAN_RULES: Array<[RegExp, (m: RegExpExecArray) => string]> = [
   [/^must match format "email"$/, () => 'muss eine E-Mail-Adresse sein'],
   [/^must be >= (\d+)$/, (m) => `muss mindestens ${m[1]} sein`],
   [/^must be <= (\d+)$/, (m) => `darf höchstens ${m[1]} sein`],
-  [/^must be an absolute URL$/, () => 'muss eine absolute Adresse sein'],
   [/^must be an http or https URL$/, () => 'muss eine http- oder https-Adresse sein'],
+  // integrations: the address and timeout rules of identity providers and action targets
+  [/^must use https$/, () => 'muss https verwenden'],
+  [/^must be an https URL \(http only on a loopback host\)$/, () => 'muss eine https-URL sein (http nur auf einem Loopback-Host)'],
+  [/^must be an absolute (https )?URL$/, () => 'muss eine absolute URL sein'],
+  [/^must not have a fragment$/, () => 'darf kein Fragment (#) enthalten'],
+  [/^must be from (\S+) to (\S+)$/, (m) => `muss zwischen ${m[1]} und ${m[2]} liegen`],
 ];
 
 export function ruleText(description: string): string {

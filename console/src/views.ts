@@ -39,3 +39,15 @@ export type { IdpLink } from '../../src/storage/idp-links.ts';
 export type SmsRelayView = Answer<typeof getSmsRelay>;
 export type SetSmsRelay = Answer<typeof setSmsRelay>;
 export type PasswordReset = Answer<typeof resetPasswordByAdmin>;
+// integrations: identity providers, actions, SAML apps
+import type { SamlAppView } from '../../src/queries/saml-apps.ts';
+import type { createIdp } from '../../src/commands/idps.ts';
+import type { addTarget } from '../../src/commands/actions.ts';
+export type { IdpView } from '../../src/queries/idps.ts';
+export type { PolicyIdpView } from '../../src/queries/login-policy-idps.ts';
+export type { ExecutionView, TargetView } from '../../src/queries/actions.ts';
+export type { DeliveryState } from '../../src/storage/action-deliveries.ts';
+export type CreatedIdp = Answer<typeof createIdp>;
+export type CreatedTarget = Answer<typeof addTarget>;
+/** `POST …/apps/saml` answers the new app's id and the write's details (the command's module is not for the browser's type check). */
+export type CreatedSamlApp = Pick<SamlAppView, 'appId' | 'details'>;

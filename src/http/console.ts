@@ -91,6 +91,7 @@ export async function loadConsoleBundle(log: Logger, dir = BUNDLE_DIR): Promise<
 function indexPage(bundle: ConsoleBundle, issuer: string): string {
   const data: Record<string, string> = {
     base: CONSOLE_PATH,
+    issuer,
     'client-id': CONSOLE_CLIENT_ID,
     'authorization-endpoint': `${issuer}${ROUTES.authorization}`,
     'token-endpoint': `${issuer}${ROUTES.token}`,

@@ -344,9 +344,11 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
         'Richtlinien',
         'Organisation',
         'Nachrichtentexte',
+        'Identitätsanbieter',
         'Signaturschlüssel',
         'Ereignisse',
         'E-Mail und SMS',
+        'Aktionen',
       ]);
       await p.getByRole('button', { name: 'Neuer Benutzer' }).click();
       await p.getByLabel('Loginname', { exact: true }).waitFor();
@@ -396,8 +398,14 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
         'Policies',
         'Organization',
         'Message texts',
+        'Identity providers',
       ]);
       assert.equal(await p.getByLabel('Organization').count(), 0, 'no org switch');
+      // The org's own identity providers are the owner's to manage; the instance's section is not shown.
+      await p.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Identity providers' }).click();
+      await p.getByRole('table', { name: 'On the login page of this organization' }).or(p.getByText('The login page shows no provider yet.')).waitFor();
+      await p.getByRole('heading', { level: 2, name: 'Providers of this organization' }).waitFor();
+      assert.equal(await p.getByRole('heading', { name: 'Providers of the instance' }).count(), 0);
     } finally {
       await owner.close();
     }

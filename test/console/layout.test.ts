@@ -17,6 +17,7 @@ describe('the console on every screen', { skip: needsChromium }, () => {
   let rockets: string;
   let appId: string;
   let userId: string;
+  let samlAppId: string;
   const PAGES = [
     'users',
     'user',
@@ -31,6 +32,9 @@ describe('the console on every screen', { skip: needsChromium }, () => {
     'events',
     'notifications',
     'message-texts',
+    'idps',
+    'actions',
+    'saml-app',
   ] as const;
   const pathOf = (name: (typeof PAGES)[number]): string =>
     ({
@@ -47,6 +51,9 @@ describe('the console on every screen', { skip: needsChromium }, () => {
       events: 'events',
       notifications: 'notifications',
       'message-texts': 'message-texts',
+      idps: 'idps',
+      actions: 'actions',
+      'saml-app': `projects/${rockets}/apps/${samlAppId}`,
     })[name];
 
   before(async () => {
@@ -76,6 +83,32 @@ describe('the console on every screen', { skip: needsChromium }, () => {
     assert.equal(app.status, 200, app.text);
     appId = app.body.appId;
     await inAcme('POST', `/management/v1/users/${userId}/grants`, { projectId: rockets, roleKeys: ['launch.director.with.a.long.key'] });
+    // Integrations: a provider of the org on its login page, an action target with an execution, a SAML app with long addresses.
+    const idp = await inAcme('POST', '/management/v1/idps/google', {
+      name: 'Google Workspace of ACME',
+      clientId: 'acme.apps.googleusercontent.com',
+      clientSecret: 's3cret',
+    });
+    assert.equal(idp.status, 200, idp.text);
+    await inAcme('POST', '/management/v1/policies/login/idps', { idpId: idp.body.id });
+    const target = await scene.admin('POST', '/v2beta/actions/targets', {
+      body: {
+        name: 'mission-control-sync',
+        endpoint: 'https://hooks.mission-control.acme.example.test/portcullis/events/with/a/long/path',
+        timeout: '10s',
+        restAsync: {},
+      },
+    });
+    assert.equal(target.status, 200, target.text);
+    await scene.admin('PUT', '/v2beta/actions/executions', { body: { condition: { event: { group: 'user.human' } }, targets: [{ target: target.body.id }] } });
+    const sp = 'https://telemetry-dashboard.mission-control.acme.example.test/saml/service-provider';
+    const metadata = `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="${sp}/metadata"><md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"><md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${sp}/assertion-consumer" index="0"/></md:SPSSODescriptor></md:EntityDescriptor>`;
+    const saml = await inAcme('POST', `/management/v1/projects/${rockets}/apps/saml`, {
+      name: 'Telemetry',
+      metadataXml: Buffer.from(metadata).toString('base64'),
+    });
+    assert.equal(saml.status, 200, saml.text);
+    samlAppId = saml.body.appId;
   });
   after(() => scene?.stop());
 

@@ -3,6 +3,7 @@ import { searchAll, searchPage } from '../api.ts';
 import { Check, Field, Heading, Loading, SecretOnce, Select, Status, lines, useConsole, useLoad, useSubmit } from '../components.tsx';
 import { ruleText, t } from '../i18n.ts';
 import { ConfirmButton } from '../confirm.tsx';
+import { SamlAppForm, SamlAppPage } from './saml-apps.tsx';
 import { ResultTable, type Column } from '../result-table.tsx';
 import { href, navigate } from '../router.ts';
 import type { AppView, ChangedApp, CreatedApp, IssuedAppKey, ProjectListItem, RegeneratedSecret, SamlAppView } from '../views.ts';
@@ -40,12 +41,12 @@ const words = (value: string, prefix: string) => value.slice(prefix.length).repl
 
 const projectParam = () => new URLSearchParams(location.search).get('project') ?? '';
 
-/** A project's list holds its SAML apps too (docs/api/saml-apps.md); this page edits the OIDC ones. */
+/** A project's list holds its SAML apps too (docs/api/saml-apps.md), shown by saml-apps.tsx. */
 type ListedApp = AppView | SamlAppView;
 const isSaml = (app: ListedApp): app is SamlAppView => 'samlConfig' in app;
 
 const COLUMNS: Array<Column<ListedApp>> = [
-  { header: t('name'), cell: (a) => (isSaml(a) ? a.name : <a href={href(`/projects/${a.projectId}/apps/${a.appId}`)}>{a.name}</a>) },
+  { header: t('name'), cell: (a) => <a href={href(`/projects/${a.projectId}/apps/${a.appId}`)}>{a.name}</a> },
   { header: t('clientId'), cell: (a) => <code>{isSaml(a) ? a.samlConfig.entityId : a.clientId}</code> },
   { header: t('appType'), cell: (a) => (isSaml(a) ? 'SAML' : words(a.appType, 'OIDC_APP_TYPE_')) },
 ];
@@ -84,6 +85,7 @@ function ProjectApps({ projectId }: { projectId: string }) {
   const { api, orgId } = useConsole();
   const [offset, setOffset] = useState(0);
   const [creating, setCreating] = useState(false);
+  const [creatingSaml, setCreatingSaml] = useState(false);
   const [secret, setSecret] = useState<{ clientId: string; clientSecret?: string }>();
   const list = useLoad(() => searchPage<ListedApp>(api, `/management/v1/projects/${projectId}/apps/_search`, offset, PAGE), [orgId, projectId, offset]);
   return (
@@ -92,7 +94,11 @@ function ProjectApps({ projectId }: { projectId: string }) {
         <button type="button" aria-expanded={creating} onClick={() => setCreating(!creating)}>
           {t('newApp')}
         </button>
+        <button type="button" class="secondary" aria-expanded={creatingSaml} onClick={() => setCreatingSaml(!creatingSaml)}>
+          {t('newSamlApp')}
+        </button>
       </div>
+      {creatingSaml && <SamlAppForm projectId={projectId} onCreated={(appId) => navigate(`/projects/${projectId}/apps/${appId}`)} />}
       {creating && (
         <AppForm
           initial={DEFAULTS}
@@ -237,7 +243,7 @@ function AppForm<T>({
 export function AppPage({ projectId, appId }: { projectId: string; appId: string }) {
   const { api, orgId } = useConsole();
   const path = `/management/v1/projects/${projectId}/apps/${appId}`;
-  const app = useLoad(() => api.call<{ app: AppView }>('GET', path).then((r) => r.app), [orgId, path]);
+  const app = useLoad(() => api.call<{ app: ListedApp }>('GET', path).then((r) => r.app), [orgId, path]);
   const [done, setDone] = useState('');
   const [secret, setSecret] = useState<{ clientSecret?: string; keyFile?: { name: string; body: string } }>({});
   const newKey = useSubmit(
@@ -253,6 +259,7 @@ export function AppPage({ projectId, appId }: { projectId: string; appId: string
     (r) => setSecret({ clientSecret: r.clientSecret }),
   );
   if (!app.data) return <Loading error={app.error} />;
+  if (isSaml(app.data)) return <SamlAppPage app={app.data} />;
   const a = app.data;
   const { appId: _id, projectId: _project, clientId, ...settings } = a;
   return (

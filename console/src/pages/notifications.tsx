@@ -186,7 +186,7 @@ function SmsSection() {
           {t('save')}
         </button>
       </form>
-      {signingKey && <SecretOnce label={t('signingKey')} value={signingKey} fileName="sms-relay-signing-key.txt" />}
+      {signingKey && <SecretOnce label={t('relaySigningKey')} value={signingKey} fileName="sms-relay-signing-key.txt" />}
       {relay.data.endpoint && (
         <ConfirmButton label={t('removeSms')} question={t('confirmRemoveSms')} onConfirm={() => removal.submit()} disabled={removal.busy} />
       )}

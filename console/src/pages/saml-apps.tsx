@@ -1,0 +1,109 @@
+import { useState } from 'preact/hooks';
+import { Field, Heading, Status, useConsole, useSubmit } from '../components.tsx';
+import { ConfirmButton } from '../confirm.tsx';
+import { CopyText } from '../copy-text.tsx';
+import { t } from '../i18n.ts';
+import { href, navigate } from '../router.ts';
+import type { CreatedSamlApp, SamlAppView } from '../views.ts';
+
+// SAML apps of a project (docs/api/saml-apps.md): a service provider known
+// by its metadata, pasted or fetched once from a URL; its page shows what
+// the metadata said and the address of our own metadata to give the SP.
+
+/** UTF-8 text as base64, the way the API takes a metadata document. */
+function base64(text: string): string {
+  let binary = '';
+  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+export function SamlAppForm({ projectId, onCreated }: { projectId: string; onCreated: (appId: string) => void }) {
+  const { api } = useConsole();
+  const [name, setName] = useState('');
+  const [source, setSource] = useState<'xml' | 'url'>('xml');
+  const [xml, setXml] = useState('');
+  const [url, setUrl] = useState('');
+  const { submit, busy, error, violations } = useSubmit(
+    () =>
+      api.call<CreatedSamlApp>('POST', `/management/v1/projects/${projectId}/apps/saml`, {
+        name: name.trim(),
+        ...(source === 'xml' ? { metadataXml: base64(xml.trim()) } : { metadataUrl: url.trim() }),
+      }),
+    (created) => onCreated(created.appId),
+  );
+  return (
+    <form noValidate class="panel" onSubmit={submit} aria-label={t('newSamlApp')}>
+      <Field label={t('name')} name="name" value={name} onInput={setName} required violations={violations} />
+      <fieldset>
+        <legend>{t('metadataSource')}</legend>
+        {(['xml', 'url'] as const).map((choice) => (
+          <label class="radio" key={choice}>
+            <input type="radio" name="metadataSource" checked={source === choice} onChange={() => setSource(choice)} />{' '}
+            {t(choice === 'xml' ? 'metadataAsXml' : 'metadataAsUrl')}
+          </label>
+        ))}
+      </fieldset>
+      {source === 'xml' ? (
+        <Field label={t('metadataXml')} name="metadataXml" multiline value={xml} onInput={setXml} required violations={violations} />
+      ) : (
+        <Field label={t('metadataUrl')} name="metadataUrl" value={url} onInput={setUrl} required violations={violations} />
+      )}
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          {t('create')}
+        </button>
+      </div>
+      <Status error={error} />
+    </form>
+  );
+}
+
+export function SamlAppPage({ app }: { app: SamlAppView }) {
+  const { api, issuer } = useConsole();
+  const back = `/apps?project=${app.projectId}`;
+  const removal = useSubmit(
+    () => api.call('DELETE', `/management/v1/projects/${app.projectId}/apps/${app.appId}`),
+    () => navigate(back),
+  );
+  const config = app.samlConfig;
+  return (
+    <>
+      <Heading>{app.name}</Heading>
+      <p>
+        <a href={href(back)}>{t('back')}</a>
+      </p>
+      <dl class="facts">
+        <dt>{t('appType')}</dt>
+        <dd>{t('samlApp')}</dd>
+        <dt>{t('entityId')}</dt>
+        <dd>
+          <code>{config.entityId}</code>
+        </dd>
+        {config.metadataUrl && (
+          <>
+            <dt>{t('metadataUrl')}</dt>
+            <dd>
+              <code>{config.metadataUrl}</code>
+            </dd>
+          </>
+        )}
+        <dt>{t('assertionConsumers')}</dt>
+        <dd>
+          {config.assertionConsumerServices.map((acs) => (
+            <div key={acs.location}>
+              <code>{acs.location}</code>
+            </div>
+          ))}
+        </dd>
+        <dt>{t('signedRequests')}</dt>
+        <dd>{t(config.authnRequestsSigned ? 'yes' : 'no')}</dd>
+      </dl>
+      <CopyText label={t('idpMetadataUrl')} value={`${issuer}/saml/v2/metadata`} help={t('idpMetadataHelp')} />
+      <section aria-labelledby="remove-app-heading" class="danger">
+        <h2 id="remove-app-heading">{t('removeApp')}</h2>
+        <ConfirmButton label={t('removeApp')} question={t('confirmRemove', { name: app.name })} onConfirm={() => removal.submit()} disabled={removal.busy} />
+        <Status error={removal.error} />
+      </section>
+    </>
+  );
+}
