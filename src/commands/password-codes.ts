@@ -16,6 +16,7 @@ import { countFailedPassword } from './password-login.ts';
 import { endSessionsOf } from './end-user-sessions.ts';
 import type { OrgSettings } from './setup-org.ts';
 import { issueCode, matchCode, queueMail, type CodeSettings } from './verification-codes.ts';
+import { channelVerified, resetChannel } from '../domain/code-factors.ts';
 
 /** What the self-service commands use (docs/self-service.md). */
 export interface SelfServiceDeps {
@@ -50,7 +51,7 @@ async function newPasswordProblem(deps: Pick<SelfServiceDeps, 'db' | 'settings'>
 
 /**
  * "Forgot password?" on the login page: a reset code mailed to the active
- * human the login name means. Nothing is said either way, so the page
+ * human the login name means (sent by SMS when only its phone is verified). Nothing is said either way, so the page
  * answers the same for every name; over the message limit nothing is sent.
  */
 export async function requestPasswordReset(deps: Pick<SelfServiceDeps, 'db' | 'codes'>, login: string): Promise<void> {
@@ -59,7 +60,7 @@ export async function requestPasswordReset(deps: Pick<SelfServiceDeps, 'db' | 'c
   await deps.db.transaction(async (tx) => {
     const write = await beginWrite(tx, null);
     const user = await findUser(tx, candidate.id);
-    if (user?.state === 'active' && user.email) await issueCode(write, deps.codes, user, 'reset', 'mail');
+    if (user?.state === 'active' && (user.email || channelVerified(user, 'sms'))) await issueCode(write, deps.codes, user, 'reset', 'mail');
   });
 }
 
@@ -149,7 +150,7 @@ export async function setPasswordWithCode(
     await spendCodes(tx, user.id, purpose, write.at);
     await setPassword(write, ref, passwordHash, purpose);
     if (purpose === 'init' && !user.email_verified && user.email) await markEmailVerified(write, ref, user.email);
-    if (purpose === 'reset') await queueMail(write, user, 'PasswordChanged');
+    if (purpose === 'reset') await queueMail(write, user, 'PasswordChanged', {}, resetChannel(user));
     return found;
   });
   if (check === 'wrong') return { result: await countFailedPassword(deps.db, user, deps.announce) };

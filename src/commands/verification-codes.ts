@@ -14,6 +14,7 @@ import {
   type CodePurpose,
 } from '../domain/verification-codes.ts';
 import { loginName } from '../domain/users.ts';
+import { resetChannel } from '../domain/code-factors.ts';
 import { mailLanguage } from '../pages/mail-render.ts';
 import { INTERACTION_PATH } from '../engine/routes.ts';
 
@@ -106,7 +107,8 @@ export async function issueCode(
     const url = page ? new URL(page, settings.issuer) : undefined;
     url?.searchParams.set('userID', user.id);
     url?.searchParams.set('code', codes.link);
-    await queueMail(write, user, MESSAGES[purpose], { Code: codes.typed, ...(url ? { URL: url.href } : {}) }, BY_SMS.has(purpose) ? 'sms' : 'email');
+    const channel = BY_SMS.has(purpose) ? 'sms' : purpose === 'reset' ? resetChannel(user) : 'email';
+    await queueMail(write, user, MESSAGES[purpose], { Code: codes.typed, ...(url ? { URL: url.href } : {}) }, channel);
   }
   return codes.typed;
 }

@@ -13,3 +13,12 @@ export function channelVerified(
 ): boolean {
   return channel === 'email' ? Boolean(user.email && user.email_verified) : Boolean(user.phone && user.phone_verified);
 }
+
+/**
+ * Where a password reset and its "password changed" go: to the email once
+ * it is verified, else by SMS to a verified phone (a user who can only be
+ * reached there), else to the email as it stands (docs/self-service.md).
+ */
+export function resetChannel(user: Parameters<typeof channelVerified>[0]): CodeChannel {
+  return !channelVerified(user, 'email') && channelVerified(user, 'sms') ? 'sms' : 'email';
+}

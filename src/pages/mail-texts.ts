@@ -33,7 +33,7 @@ export const MAIL_TEXTS: Record<MailLanguage, Record<MessageType, MailText>> = {
     PasswordReset: {
       subject: 'Reset your password',
       greeting: 'Hello {{.FirstName}},',
-      text: 'Someone asked to reset the password of {{.UserName}}. If it was you, use this code: {{.Code}}. If not, ignore this mail.',
+      text: 'Someone asked to reset the password of {{.UserName}}. If it was you, use this code: {{.Code}}. If not, ignore this message.',
       buttonText: 'Reset password',
     },
     PasswordChanged: {
@@ -73,7 +73,7 @@ export const MAIL_TEXTS: Record<MailLanguage, Record<MessageType, MailText>> = {
     PasswordReset: {
       subject: 'Passwort zurücksetzen',
       greeting: 'Hallo {{.FirstName}},',
-      text: 'Jemand möchte das Passwort von {{.UserName}} zurücksetzen. Wenn Sie das waren, verwenden Sie diesen Code: {{.Code}}. Wenn nicht, ignorieren Sie diese E-Mail.',
+      text: 'Jemand möchte das Passwort von {{.UserName}} zurücksetzen. Wenn Sie das waren, verwenden Sie diesen Code: {{.Code}}. Wenn nicht, ignorieren Sie diese Nachricht.',
       buttonText: 'Passwort zurücksetzen',
     },
     PasswordChanged: {

@@ -18,7 +18,7 @@ import { apiClient } from '../support/api.ts';
 import { assertDetails, assertError, assertInvalid } from '../support/assertions.ts';
 import { freePort } from '../support/server.ts';
 import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.ts';
-import { type Mailbox, mailbox, typedCode } from './support.ts';
+import { type Mailbox, mailbox, mainText, typedCode } from './support.ts';
 
 // One-time codes by mail and SMS as second factors, and phone verification
 // by SMS (docs/self-service.md, docs/security.md): Chromium on the security page
@@ -341,5 +341,34 @@ describe('in Chromium: sign-in codes by mail and SMS, and phone verification', {
     ]);
     const removed = await world.api('DELETE', `/management/v1/users/${sam.userId}/auth_factors/otp_sms`);
     assert.equal(removed.status, 200, JSON.stringify(removed.body));
+  });
+
+  test('"Forgot password?" of a user whose only verified address is a phone: the reset code and "password changed" come by SMS', async () => {
+    const pia = await world.createUser('pia');
+    const phone = '+41792222222';
+    assert.equal((await world.api('PUT', `/management/v1/users/${pia.userId}/phone`, { phone, isPhoneVerified: true })).status, 200);
+    const email = await world.api('PUT', `/management/v1/users/${pia.userId}/email`, { email: 'pia@acme.example.test', isEmailVerified: false });
+    assert.equal(email.status, 200, JSON.stringify(email.body));
+
+    const page = await freshPage();
+    await page.goto(client.buildAuthorizationUrl(config, { redirect_uri: rp.callback, scope: 'openid', state: 'pia', nonce: 'pia' }).href);
+    await page.fill('#loginName', pia.loginName);
+    await page.click('button[type=submit]');
+    await page.click('#forgotPassword');
+    await page.waitForURL((u) => u.pathname === '/ui/login/password/init');
+    const reset = await nthSms(phone, 1);
+    assert.equal(reset.valid, true, 'the relay signed the SMS');
+    assert.equal(reset.type, 'PasswordReset');
+    assert.match(reset.text, /ignore this message/);
+    await page.fill('#code', smsCode(reset));
+    await page.fill('#password', 'Pia-New-Passw0rd');
+    await page.fill('#passwordRepeat', 'Pia-New-Passw0rd');
+    await page.click('button[type=submit]');
+    await page.waitForLoadState();
+    assert.match(await mainText(page), /Your password has been changed/);
+    const changed = await nthSms(phone, 2);
+    assert.equal(changed.type, 'PasswordChanged');
+    const aboutPassword = mails.of('pia@acme.example.test').filter((mail) => /password/i.test(mail.subject ?? ''));
+    assert.deepEqual(aboutPassword, [], 'nothing about the password went to the unverified email');
   });
 });
