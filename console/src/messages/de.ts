@@ -255,7 +255,7 @@ export const de: Record<MessageKey, string> = {
   testMailSent: 'Der Server hat die Test-E-Mail angenommen.',
   smsRelay: 'SMS-Relay',
   smsNone: 'Kein SMS-Relay eingestellt: SMS warten im Postausgang, bis eines eingestellt ist.',
-  endpoint: 'Endpunkt (https-Adresse)',
+  endpoint: 'Endpunkt (https-URL)',
   relaySigningKey: 'Signaturschlüssel des Relays',
   removeSms: 'SMS-Relay entfernen',
   confirmRemoveSms: 'SMS-Relay entfernen? SMS warten im Postausgang, bis wieder eines eingestellt ist; ein neues Relay erhält einen neuen Signaturschlüssel.',
