@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { landedOn, needsChromium } from '../support/browser.ts';
 import { assertAccessible, rowsAre, shoot, startConsoleScene, type ConsoleScene } from '../support/console.ts';
+import { freePort } from '../support/server.ts';
 import { eventually } from '../support/tokens.ts';
 import { startUpstreamOp, type UpstreamOp } from '../support/upstream-op.ts';
 
@@ -118,6 +119,33 @@ describe('integrations in the console', { skip: needsChromium }, () => {
     await dialog().getByRole('button', { name: 'Remove provider' }).click();
     await page.getByRole('heading', { level: 1, name: 'Identity providers' }).waitFor();
     assert.equal((await scene.admin('GET', `/admin/v1/idps/${id}`)).status, 404);
+  });
+
+  it("offers an LDAP directory with its own fields (the bind password write-only, the attributes as a group); the directory's refusal stands at its field", async () => {
+    await page.getByRole('button', { name: 'New provider: Providers of the instance' }).click();
+    const form = page.getByRole('form', { name: 'New provider: Providers of the instance' });
+    await form.getByLabel('Kind of provider').selectOption({ label: 'LDAP directory' });
+    await form.getByLabel('Name', { exact: true }).fill('Directory');
+    const closed = await freePort();
+    await form.getByLabel('Servers (ldaps:// or ldap:// with StartTLS, separated by spaces)').fill(`ldap://127.0.0.1:${closed}`);
+    await form.getByLabel('Base DN', { exact: true }).fill('dc=example,dc=test');
+    await form.getByLabel('Bind DN of the service account').fill('cn=portcullis,dc=example,dc=test');
+    assert.equal(await form.getByLabel('Bind password').getAttribute('type'), 'password');
+    await form.getByLabel('Bind password').fill('bind-secret');
+    await form.getByLabel('Where users are (a DN, or relative to the base DN)').fill('ou=people');
+    await form.getByLabel('Object classes of a user entry').fill('inetOrgPerson');
+    await form.getByLabel('Attributes that may hold the typed login name').fill('uid mail');
+    const attributes = form.getByRole('group', { name: 'Which attribute holds what' });
+    await attributes.getByLabel('User ID').fill('uid');
+    await attributes.getByLabel('Email', { exact: true }).fill('mail');
+    await assertAccessible(page, 'LDAP provider form');
+    await form.getByRole('button', { name: 'Create' }).click();
+    // The API binds to check the settings: nobody listens, so it names the servers.
+    await form.locator('.field-error').first().waitFor();
+    assert.equal(await form.getByLabel('Servers (ldaps:// or ldap:// with StartTLS, separated by spaces)').getAttribute('aria-invalid'), 'true');
+    assert.doesNotMatch(await form.innerText(), /bind-secret/);
+    assert.equal((await scene.admin('POST', '/admin/v1/idps/_search', { body: {} })).body.result.length, 0);
+    await nav('Identity providers').click();
   });
 
   it('creates a target with its signing key shown once, sets an execution for it, and removes that after a confirmation', async () => {
