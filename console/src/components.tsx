@@ -184,12 +184,46 @@ export function Select({
   );
 }
 
+/** Copies `value` to the clipboard; `copied` says whether the last copy went through (for a status line). */
+export function useCopy(value: string) {
+  const [copied, setCopied] = useState(false);
+  const copy = () =>
+    navigator.clipboard?.writeText(value).then(
+      () => setCopied(true),
+      () => setCopied(false),
+    );
+  return { copied, copy };
+}
+
+/**
+ * The end of a settings form: its save button, the API's answer, and a line
+ * asking to check the fields when the page itself refused them (`checkedHere`)
+ * before anything was sent.
+ */
+export function SaveEnd({ busy, error, checkedHere }: { busy: boolean; error: unknown; checkedHere: boolean }) {
+  return (
+    <>
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          {t('save')}
+        </button>
+      </div>
+      <Status error={checkedHere ? undefined : error} />
+      {checkedHere && (
+        <p class="status error" role="alert">
+          {t('checkFields')}
+        </p>
+      )}
+    </>
+  );
+}
+
 /**
  * A secret the API shows once (client secret, PAT, key file): shown here with
  * a copy button and a download, and gone when the page is left.
  */
 export function SecretOnce({ label, value, fileName }: { label: string; value: string; fileName: string }) {
-  const [copied, setCopied] = useState(false);
+  const { copied, copy } = useCopy(value);
   const [url, setUrl] = useState('');
   useEffect(() => {
     const made = URL.createObjectURL(new Blob([value], { type: fileName.endsWith('.json') ? 'application/json' : 'text/plain' }));
@@ -203,15 +237,7 @@ export function SecretOnce({ label, value, fileName }: { label: string; value: s
       <p>{t('shownOnce')}</p>
       <pre data-secret={label}>{value}</pre>
       <div class="actions">
-        <button
-          type="button"
-          onClick={() =>
-            navigator.clipboard?.writeText(value).then(
-              () => setCopied(true),
-              () => setCopied(false),
-            )
-          }
-        >
+        <button type="button" onClick={copy}>
           {t('copy')}
         </button>
         <a class="button" href={url} download={fileName}>

@@ -1,5 +1,4 @@
-import { useState } from 'preact/hooks';
-import { useId } from './components.tsx';
+import { useCopy, useId } from './components.tsx';
 import { t } from './i18n.ts';
 
 // An address another party needs (the redirect URI to register at an
@@ -7,7 +6,7 @@ import { t } from './i18n.ts';
 // full and copied with one button, so nobody retypes it.
 
 export function CopyText({ label, value, help }: { label: string; value: string; help?: string }) {
-  const [copied, setCopied] = useState(false);
+  const { copied, copy } = useCopy(value);
   const id = useId('copy');
   return (
     <section class="panel" aria-labelledby={`${id}-label`}>
@@ -17,17 +16,7 @@ export function CopyText({ label, value, help }: { label: string; value: string;
         <code data-copy={label}>{value}</code>
       </p>
       <div class="actions">
-        <button
-          type="button"
-          class="secondary"
-          aria-label={`${t('copy')}: ${label}`}
-          onClick={() =>
-            navigator.clipboard?.writeText(value).then(
-              () => setCopied(true),
-              () => setCopied(false),
-            )
-          }
-        >
+        <button type="button" class="secondary" aria-label={`${t('copy')}: ${label}`} onClick={copy}>
           {t('copy')}
         </button>
         <span role="status">{copied ? t('copied') : ''}</span>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { FieldViolation } from '../api.ts';
-import { Field, Heading, Loading, SecretOnce, Select, Status, useConsole, useLoad, useSubmit } from '../components.tsx';
+import { Field, Heading, Loading, SaveEnd, SecretOnce, Select, Status, useConsole, useLoad, useSubmit } from '../components.tsx';
 import { ConfirmButton } from '../confirm.tsx';
 import { t } from '../i18n.ts';
 import type { SetSmsRelay, SmsRelayView, SmtpSettingsView } from '../views.ts';
@@ -85,17 +85,7 @@ function SmtpForm({ view, onSaved }: { view: SmtpSettingsView; onSaved: () => vo
         violations={v}
         autocomplete="new-password"
       />
-      <div class="actions">
-        <button type="submit" disabled={sent.busy}>
-          {t('save')}
-        </button>
-      </div>
-      <Status error={local.length ? undefined : sent.error} />
-      {local.length > 0 && (
-        <p class="status error" role="alert">
-          {t('checkFields')}
-        </p>
-      )}
+      <SaveEnd busy={sent.busy} error={sent.error} checkedHere={local.length > 0} />
     </form>
   );
 }

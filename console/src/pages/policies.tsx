@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { FieldViolation } from '../api.ts';
-import { Check, Field, Heading, Loading, Select, Status, useConsole, useLoad, useSubmit } from '../components.tsx';
+import { Check, Field, Heading, Loading, SaveEnd, Select, Status, useConsole, useLoad, useSubmit } from '../components.tsx';
 import { ConfirmButton } from '../confirm.tsx';
 import { labelOf, ruleText, t, type MessageKey } from '../i18n.ts';
 import type { OrgPolicyView, PolicyView } from '../views.ts';
@@ -122,17 +122,7 @@ function PolicyForm({
           );
         return <Field key={field} label={labelOf(field)} name={field} value={String(current ?? '')} onInput={set(field)} violations={violations} />;
       })}
-      <div class="actions">
-        <button type="submit" disabled={sent.busy}>
-          {t('save')}
-        </button>
-      </div>
-      <Status error={local.length ? undefined : sent.error} />
-      {local.length > 0 && (
-        <p class="status error" role="alert">
-          {t('checkFields')}
-        </p>
-      )}
+      <SaveEnd busy={sent.busy} error={sent.error} checkedHere={local.length > 0} />
     </form>
   );
 }
