@@ -14,6 +14,7 @@ import { MembersPage } from './pages/members.tsx';
 import { PoliciesPage } from './pages/policies.tsx';
 import { OrgPage } from './pages/org.tsx';
 import { SigningKeysPage } from './pages/signing-keys.tsx';
+import { ScimPage } from './pages/scim.tsx';
 import { EventsPage } from './pages/events.tsx';
 import { NotificationsPage } from './pages/notifications.tsx';
 import { MessageTextsPage } from './pages/message-texts.tsx';
@@ -45,6 +46,7 @@ const NAV: NavItem[] = [
   { path: '/org', label: 'orgSettings' },
   { path: '/message-texts', label: 'messageTexts' },
   { path: '/idps', label: 'idps' },
+  { path: '/scim', label: 'scim' },
   { path: '/signing-keys', label: 'signingKeys', instance: true },
   { path: '/events', label: 'events', instance: true },
   { path: '/notifications', label: 'notifications', instance: true },
@@ -64,6 +66,7 @@ function pageFor(path: string, iamOwner: boolean) {
   if (section === 'signing-keys' && iamOwner) return <SigningKeysPage />;
   if (section === 'events' && iamOwner) return <EventsPage />;
   if (section === 'message-texts') return <MessageTextsPage />;
+  if (section === 'scim') return <ScimPage />;
   if (section === 'notifications' && iamOwner) return <NotificationsPage />;
   if (section === 'idps' && id === 'instance' && sub && iamOwner) return <IdpPage scope="instance" idpId={sub} />;
   if (section === 'idps') return id ? <IdpPage scope="org" idpId={id} /> : <IdpsPage />;

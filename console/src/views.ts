@@ -2,6 +2,7 @@
 // and commands. Type-only imports: esbuild erases them, so nothing of the
 // server is bundled.
 import type { addOidcAppKey, changeOidcApp, createOidcApp, regenerateOidcAppSecret } from '../../src/commands/apps.ts';
+import type { addMachineUser } from '../../src/commands/add-machine.ts';
 import type { issueMachineKey, issueMachineSecret, issuePersonalAccessToken } from '../../src/commands/machine-credentials.ts';
 import type { SearchResult } from '../../src/domain/search.ts';
 
@@ -24,6 +25,7 @@ export type RegeneratedSecret = Answer<typeof regenerateOidcAppSecret>;
 export type IssuedMachineKey = Answer<typeof issueMachineKey>;
 export type IssuedMachineSecret = Answer<typeof issueMachineSecret>;
 export type IssuedPat = Answer<typeof issuePersonalAccessToken>;
+export type CreatedMachine = Answer<typeof addMachineUser>;
 export type { AuthFactorView } from '../../src/queries/auth-factors.ts';
 export type { UserSessionView } from '../../src/queries/user-sessions.ts';
 export type { MemberView } from '../../src/queries/members.ts';

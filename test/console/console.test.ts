@@ -345,6 +345,7 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
         'Organisation',
         'Nachrichtentexte',
         'Identitätsanbieter',
+        'SCIM-Bereitstellung',
         'Signaturschlüssel',
         'Ereignisse',
         'E-Mail und SMS',
@@ -399,6 +400,7 @@ describe('the console in Chromium', { skip: needsChromium }, () => {
         'Organization',
         'Message texts',
         'Identity providers',
+        'SCIM provisioning',
       ]);
       assert.equal(await p.getByLabel('Organization').count(), 0, 'no org switch');
       // The org's own identity providers are the owner's to manage; the instance's section is not shown.

@@ -265,6 +265,32 @@ describe('integrations in the console', { skip: needsChromium }, () => {
     assert.equal((await scene.admin('GET', `/management/v1/projects/${project}/apps/${appId}`)).status, 404);
   });
 
+  it('SCIM: the base URL to copy, a provisioning user made with its token shown once, and that token works at the SCIM endpoint', async () => {
+    await nav('SCIM provisioning').click();
+    await page.getByRole('heading', { level: 1, name: 'SCIM provisioning' }).waitFor();
+    const baseUrl = await page.locator('[data-copy="SCIM base URL of this organization"]').innerText();
+    assert.equal(baseUrl, `${scene.server.issuer}/scim/v2/${defaultOrg}`);
+    await page.getByText('No provisioning user yet').waitFor();
+    const form = page.getByRole('form', { name: 'New provisioning user' });
+    await form.getByLabel('User name').fill('scim-okta');
+    await form.getByRole('button', { name: 'New provisioning user' }).click();
+    const token = await page.locator('pre[data-secret="Token of scim-okta (the client\'s secret token)"]').innerText();
+    await rowsAre(page.getByRole('table', { name: 'Provisioning users' }), 1);
+    await assertAccessible(page, 'SCIM page');
+    await shoot(page, 'scim');
+    const users = await fetch(`${baseUrl}/Users?count=1`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(users.status, 200);
+    assert.equal(users.headers.get('content-type')?.split(';')[0], 'application/scim+json');
+    // A taken name is the API's refusal on the page; no second user is left behind.
+    await form.getByRole('button', { name: 'New provisioning user' }).click();
+    await form.locator('[role=status].error, .field-error').first().waitFor();
+    const machines = await scene.admin('POST', '/management/v1/users/_search', {
+      body: { queries: [{ userNameQuery: { userName: 'scim-okta', method: 'TEXT_QUERY_METHOD_EQUALS' } }] },
+      orgId: defaultOrg,
+    });
+    assert.equal(machines.body.result.length, 1);
+  });
+
   it('showed every page without a script error or CSP refusal', async () => {
     const quiet = await eventually(async () => scene.problems.length === 0, 100, 50);
     assert.ok(quiet, scene.problems.join('\n'));

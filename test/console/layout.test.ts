@@ -33,6 +33,7 @@ describe('the console on every screen', { skip: needsChromium }, () => {
     'notifications',
     'message-texts',
     'idps',
+    'scim',
     'actions',
     'saml-app',
   ] as const;
@@ -52,6 +53,7 @@ describe('the console on every screen', { skip: needsChromium }, () => {
       notifications: 'notifications',
       'message-texts': 'message-texts',
       idps: 'idps',
+      scim: 'scim',
       actions: 'actions',
       'saml-app': `projects/${rockets}/apps/${samlAppId}`,
     })[name];

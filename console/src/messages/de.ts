@@ -447,4 +447,15 @@ export const de: Record<MessageKey, string> = {
   'attributes.phoneAttribute': 'Telefon',
   'attributes.preferredUsernameAttribute': 'Bevorzugter Loginname',
   'attributes.preferredLanguageAttribute': 'Bevorzugte Sprache',
+  // SCIM-Bereitstellung einer Organisation
+  scim: 'SCIM-Bereitstellung',
+  scimBaseUrl: 'SCIM-Basis-URL dieser Organisation',
+  scimBaseUrlHelp: 'Im Bereitstellungsclient eintragen: „Mandanten-URL“ in Entra ID, „SCIM connector base URL“ in Okta.',
+  scimUsers: 'Bereitstellungsbenutzer',
+  noScimUsers: 'Noch kein Bereitstellungsbenutzer: unten einen anlegen und sein Token dem Client geben.',
+  newScimUser: 'Neuer Bereitstellungsbenutzer',
+  newScimUserHelp:
+    'Ein Maschinenbenutzer, der die Benutzer dieser Organisation verwalten darf (Benutzerverwaltung), mit einem Token für den Client. Das Token wird nur einmal angezeigt.',
+  scimUserName: 'SCIM-Bereitstellung',
+  scimToken: 'Token von {name} (das geheime Token des Clients)',
 };

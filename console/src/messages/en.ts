@@ -456,6 +456,16 @@ export const en = {
   'attributes.phoneAttribute': 'Phone',
   'attributes.preferredUsernameAttribute': 'Preferred login name',
   'attributes.preferredLanguageAttribute': 'Preferred language',
+  // SCIM provisioning of an org
+  scim: 'SCIM provisioning',
+  scimBaseUrl: 'SCIM base URL of this organization',
+  scimBaseUrlHelp: 'Enter it in the provisioning client: "Tenant URL" in Entra ID, "SCIM connector base URL" in Okta.',
+  scimUsers: 'Provisioning users',
+  noScimUsers: 'No provisioning user yet: create one below and give its token to the client.',
+  newScimUser: 'New provisioning user',
+  newScimUserHelp: 'A machine user that may manage the users of this organization (User manager), with a token for the client. The token is shown once.',
+  scimUserName: 'SCIM provisioning',
+  scimToken: "Token of {name} (the client's secret token)",
 };
 
 export type MessageKey = keyof typeof en;
