@@ -41,8 +41,8 @@ async function listen(server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-function json(res: import('node:http').ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+function json(res: import('node:http').ServerResponse, status: number, body: unknown, cacheControl = 'no-store'): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': cacheControl });
   res.end(JSON.stringify(body));
 }
 
@@ -80,17 +80,23 @@ export async function startHandmadeOp(sub: string): Promise<HandmadeUpstream> {
         res.writeHead(200, { 'content-type': 'text/html' });
         return res.end('<!doctype html><title>Maintenance</title><p>Back soon');
       }
-      return json(res, 200, {
-        issuer,
-        authorization_endpoint: `${issuer}/authorize`,
-        token_endpoint: `${issuer}/token`,
-        jwks_uri: `${issuer}/jwks`,
-        response_types_supported: ['code'],
-        subject_types_supported: ['public'],
-        id_token_signing_alg_values_supported: ['RS256'],
-      });
+      return json(
+        res,
+        200,
+        {
+          issuer,
+          authorization_endpoint: `${issuer}/authorize`,
+          token_endpoint: `${issuer}/token`,
+          jwks_uri: `${issuer}/jwks`,
+          response_types_supported: ['code'],
+          subject_types_supported: ['public'],
+          id_token_signing_alg_values_supported: ['RS256'],
+        },
+        // Like a real issuer's: kept for an hour, so a slow test run sees no refetch.
+        'public, max-age=3600',
+      );
     }
-    if (url.pathname === '/jwks') return json(res, 200, { keys: [publicJwk] });
+    if (url.pathname === '/jwks') return json(res, 200, { keys: [publicJwk] }, 'public, max-age=3600');
     if (url.pathname === '/authorize') {
       const code = `code-${codes.size + 1}`;
       codes.set(code, { nonce: url.searchParams.get('nonce') ?? '' });
