@@ -68,7 +68,7 @@ export interface InteractionDeps {
   /** The key of the self-service codes' digests and the issuer their links point to. */
   codes: CodeSettings;
   /** Sign-ins through external identity providers (docs/idps.md). */
-  external: Pick<ExternalIdpDeps, 'states' | 'sealingKey' | 'fetchFor' | 'ldapFor'>;
+  external: Pick<ExternalIdpDeps, 'states' | 'sealingKey' | 'fetchFor' | 'upstreams' | 'ldapFor'>;
 }
 
 /** Answers what the steps throw: the stores down, the instance busy, the interaction gone. */

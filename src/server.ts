@@ -33,6 +33,7 @@ import { externalCallbackRoutes, interactionRouter } from '../interactions/index
 import { externalLoginStates } from './security/external-login-states.ts';
 import { ldapFor } from './outbound/ldap.ts';
 import { providerFetch } from './outbound/upstream.ts';
+import { upstreamCache } from './outbound/upstream-cache.ts';
 import { createApp } from './app.ts';
 import { smtpFromEnvironment, startHousekeeping, startNotifications } from './background-work.ts';
 import { samlRoutes } from './saml/router.ts';
@@ -125,6 +126,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     const idps = {
       sealingKey: deriveKey(master.key, 'identity provider secret sealing'),
       fetchFor: providerFetch(outbound),
+      upstreams: upstreamCache(),
       ldapFor: ldapFor(config.outboundAllowPrivate),
     };
     const adapter = createAdapterFactory({ db, redis, clients, onStorageError: (store) => metrics.storageErrors.inc({ store }) });

@@ -7,7 +7,8 @@ import { loginName } from '../../src/domain/users.ts';
 import type { ForcedMfa } from '../../src/engine/second-factor-rule.ts';
 import type { OutboundFetch } from '../../src/outbound/client.ts';
 import type { LdapDirectory } from '../../src/outbound/ldap.ts';
-import { authorizationUrl, newLoginChecks, redeem, UpstreamError, upstreamConfiguration, type ExternalIdentity } from '../../src/outbound/upstream.ts';
+import { authorizationUrl, newLoginChecks, redeem, UpstreamError, type ExternalIdentity } from '../../src/outbound/upstream.ts';
+import type { UpstreamCache } from '../../src/outbound/upstream-cache.ts';
 import type { ExternalLoginStates } from '../../src/security/external-login-states.ts';
 import { externalSignIn, linkExternal } from '../../src/commands/external-login.ts';
 import { loginIdpOf, type LoginIdp } from '../../src/queries/idps.ts';
@@ -38,6 +39,8 @@ export interface ExternalIdpDeps {
   sealingKey: Buffer;
   /** The outbound client's fetch for a provider: instance-level ones may reach private addresses. */
   fetchFor(scope: { orgId: string | null }): OutboundFetch;
+  /** Each provider's discovery document and JWKS between sign-ins. */
+  upstreams: UpstreamCache;
   /** The directory client for an LDAP provider, under the same address rule. */
   ldapFor(scope: { orgId: string | null }): LdapDirectory;
   events: LoginEvents;
@@ -122,7 +125,7 @@ export function externalIdpStep(
     const { upstream } = login;
     if (upstream.protocol === 'ldap') return steps.showLdapForm(ctx, loaded, login);
     try {
-      const config = await upstreamConfiguration(upstream, login.secret, deps.fetchFor({ orgId: login.idp.orgId }));
+      const config = await deps.upstreams.configuration(login.idp, upstream, login.secret, deps.fetchFor({ orgId: login.idp.orgId }));
       const checks = newLoginChecks();
       const url = await authorizationUrl(config, upstream, checks, redirectUri);
       await deps.states.put(checks.state, { uid: loaded.interaction.uid, idpId: login.idp.id, nonce: checks.nonce, codeVerifier: checks.codeVerifier });
@@ -163,10 +166,12 @@ export function externalIdpStep(
     if (!login || login.upstream.protocol === 'ldap') return failurePage(ctx, loaded.page.lang, loaded.page.t.sessionExpired, 400);
     let identity: ExternalIdentity;
     try {
-      const config = await upstreamConfiguration(login.upstream, login.secret, deps.fetchFor({ orgId: login.idp.orgId }));
+      const fetch = deps.fetchFor({ orgId: login.idp.orgId });
+      const config = await deps.upstreams.configuration(login.idp, login.upstream, login.secret, fetch);
       const answer = new URL(redirectUri);
       answer.search = ctx.querystring;
-      identity = await redeem(config, login.upstream, answer, { state, nonce: trip.nonce, codeVerifier: trip.codeVerifier });
+      const checks = { state, nonce: trip.nonce, codeVerifier: trip.codeVerifier };
+      identity = await redeem(config, login.upstream, answer, checks, deps.upstreams.signatureCheck(login.idp, config, fetch));
     } catch (err) {
       return failed(ctx, loaded, login.idp.name, err);
     }

@@ -4,7 +4,7 @@ import type { Database } from '../storage/database.ts';
 import { beginWrite, type Write } from '../storage/event-log.ts';
 import { findLinkedUserId, insertLink, recordExternalLogin, updateEmailFromUpstream } from '../storage/idp-links.ts';
 import type { StoredIdp } from '../storage/idps.ts';
-import { changeProfile } from '../storage/user-changes.ts';
+import { changePhone, changeProfile } from '../storage/user-changes.ts';
 import { emailOrLoginTaken, findUser, userNameTaken, type UserRow } from '../storage/users.ts';
 import { writeHuman, type HumanInput } from './setup-org.ts';
 
@@ -76,6 +76,9 @@ async function applyUpdate(write: Write, user: UserRow, identity: ExternalIdenti
   if (identity.email && EMAIL.test(identity.email) && (identity.email !== user.email || identity.emailVerified !== Boolean(user.email_verified))) {
     await updateEmailFromUpstream(write, { id: user.id, orgId: user.org_id }, identity.email, identity.emailVerified);
   }
+  // A phone the upstream stopped giving stays: the user may have added it here.
+  const phone = phoneOf(identity);
+  if (phone && phone.phone !== user.phone) await changePhone(write, { id: user.id, orgId: user.org_id }, { phone: phone.phone, verified: false });
 }
 
 /** The linked user signs in (its profile updated with isAutoUpdate, `user.human.externallogin.check.succeeded` recorded); a user not active is refused. */

@@ -58,7 +58,8 @@ export function providerFetch(outbound: Pick<OutboundClient, 'fetcher'>): (scope
   return (scope) => (scope.orgId === null ? instance : org);
 }
 
-function typed(err: unknown): UpstreamError {
+/** Any failure of a call to an upstream, as an UpstreamError (the outbound client's refusals and timeouts: unreachable). */
+export function upstreamError(err: unknown): UpstreamError {
   if (err instanceof UpstreamError) return err;
   const cause = (err as { cause?: unknown } | null)?.cause;
   if (err instanceof OutboundError || cause instanceof OutboundError)
@@ -75,8 +76,9 @@ function insecure(url: string): boolean {
 
 /**
  * The upstream's configuration: discovered from the issuer (OIDC), or made
- * of the configured endpoints (OAuth). ID tokens from the token endpoint
- * get their signature checked against the issuer's JWKS too.
+ * of the configured endpoints (OAuth). The signature of an ID token is
+ * checked by the caller of `redeem` (src/outbound/upstream-cache.ts keeps
+ * the issuer's JWKS), also for ID tokens from the token endpoint.
  */
 export async function upstreamConfiguration(upstream: HttpUpstream, clientSecret: string, fetch: OutboundFetch): Promise<oidc.Configuration> {
   const customFetch = fetch as unknown as oidc.CustomFetch;
@@ -87,7 +89,6 @@ export async function upstreamConfiguration(upstream: HttpUpstream, clientSecret
         timeout: TIMEOUT_SECONDS,
         execute: insecure(upstream.issuer) ? [oidc.allowInsecureRequests] : [],
       });
-      oidc.enableNonRepudiationChecks(config);
       return config;
     }
     const config = new oidc.Configuration(
@@ -105,7 +106,7 @@ export async function upstreamConfiguration(upstream: HttpUpstream, clientSecret
     if ([upstream.authorizationEndpoint, upstream.tokenEndpoint, upstream.userEndpoint].some(insecure)) oidc.allowInsecureRequests(config);
     return config;
   } catch (err) {
-    throw typed(err);
+    throw upstreamError(err);
   }
 }
 
@@ -168,13 +169,22 @@ function fromUserEndpoint(user: Record<string, unknown>, idAttribute: string): E
   };
 }
 
+/** Checks an ID token's signature against the issuer's keys; throws an UpstreamError when it does not hold. */
+export type SignatureCheck = (idToken: string) => Promise<void>;
+
 /**
  * Redeems the upstream's answer (`callbackUrl`, the callback's URL with its
  * query): state and PKCE checked, the code exchanged, the ID token checked
- * (signature by the issuer's JWKS, iss, aud, exp, nonce); the user's claims
- * from the ID token or userinfo, or the user endpoint's JSON.
+ * (iss, aud, exp, nonce, and its signature by `checkSignature`); the user's
+ * claims from the ID token or userinfo, or the user endpoint's JSON.
  */
-export async function redeem(config: oidc.Configuration, upstream: HttpUpstream, callbackUrl: URL, checks: LoginChecks): Promise<ExternalIdentity> {
+export async function redeem(
+  config: oidc.Configuration,
+  upstream: HttpUpstream,
+  callbackUrl: URL,
+  checks: LoginChecks,
+  checkSignature: SignatureCheck,
+): Promise<ExternalIdentity> {
   try {
     if (upstream.protocol === 'oidc') {
       const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
@@ -183,6 +193,7 @@ export async function redeem(config: oidc.Configuration, upstream: HttpUpstream,
         expectedNonce: checks.nonce,
         idTokenExpected: true,
       });
+      await checkSignature(tokens.id_token!);
       const claims = tokens.claims()!;
       if (upstream.isIdTokenMapping) return fromClaims(claims, claims.amr);
       const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
@@ -195,6 +206,6 @@ export async function redeem(config: oidc.Configuration, upstream: HttpUpstream,
     if (!user || typeof user !== 'object' || Array.isArray(user)) throw new UpstreamError('invalid', 'the user endpoint answered no JSON object');
     return fromUserEndpoint(user as Record<string, unknown>, upstream.idAttribute);
   } catch (err) {
-    throw typed(err);
+    throw upstreamError(err);
   }
 }

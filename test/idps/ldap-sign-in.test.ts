@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import * as client from 'openid-client';
+import { Attribute, Change, Client } from 'ldapts';
 import type { Browser, Page } from 'playwright-core';
 import { assertInvalid } from '../support/assertions.ts';
 import {
@@ -14,7 +15,7 @@ import {
   type SignInWorld,
 } from '../support/browser.ts';
 import { freePort } from '../support/server.ts';
-import { ADMIN_DN, needsSlapd, startRelay, startSlapd, SUFFIX, type LdapPerson, type Relay, type Slapd } from '../support/slapd.ts';
+import { ADMIN_DN, needsSlapd, PEOPLE as PEOPLE_DN, startRelay, startSlapd, SUFFIX, type LdapPerson, type Relay, type Slapd } from '../support/slapd.ts';
 
 // docs/idps.md, LDAP: the ldap kind through the API, and signing in through
 // its form in Chromium against a real OpenLDAP slapd the test starts on
@@ -31,6 +32,8 @@ const PEOPLE: LdapPerson[] = [
     telephoneNumber: '+41 79 123 45 67',
   },
   { uid: 'adam', password: 'Adam-Ldap-Pass1', givenName: 'Adam', sn: 'Smith', mail: 'adam@ldap.example.test' },
+  { uid: 'linus', password: 'Linus-Ldap-Pass1', givenName: 'Linus', sn: 'Link', mail: 'linus@ldap.example.test' },
+  { uid: 'rosa', password: 'Rosa-Ldap-Pass1', givenName: 'Rosa', sn: 'Form', mail: 'rosa@ldap.example.test', telephoneNumber: '+49 30 1234567' },
   // A name made of the characters a filter must escape: it signs in as typed, and matches nobody else.
   { uid: 'x*(y)\\z', password: 'Odd-Ldap-Pass1', givenName: 'Odd', sn: 'Name', mail: 'odd@ldap.example.test' },
 ];
@@ -290,6 +293,75 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
     await submit(again, 'x*(y)\\z', 'Odd-Ldap-Pass1');
     assert.match(await mainText(again), /cannot sign in/);
     assert.ok(!again.url().startsWith(rp.callback));
+  });
+
+  /** A provider of the Directory's settings with these options, on the login page. */
+  async function addLdapIdp(name: string, providerOptions: Record<string, boolean>): Promise<string> {
+    const created = await world.server.api('POST', '/admin/v1/idps/ldap', { body: ldapBody({ name, providerOptions }) });
+    assert.equal(created.status, 200, created.text);
+    assert.equal((await world.api('POST', '/management/v1/policies/login/idps', { idpId: created.body.id })).status, 200);
+    return created.body.id;
+  }
+
+  const linksOf = async (userId: string) =>
+    (await world.api('POST', `/management/v1/users/${userId}/links/_search`, {})).body.result.map((l: Record<string, string>) => [l.idpId, l.providedUserId]);
+
+  test("isAutoUpdate: a phone changed in the directory is the user's at the next sign-in, unverified", async (t) => {
+    const directory = new Client({ url: slapd.ldapUrl });
+    t.after(() => directory.unbind());
+    await directory.bind(ADMIN_DN, slapd.adminPassword);
+    await directory.modify(
+      `uid=ada,${PEOPLE_DN}`,
+      new Change({ operation: 'replace', modification: new Attribute({ type: 'telephoneNumber', values: ['+41 79 765 43 21'] }) }),
+    );
+    const page = await freshPage(t);
+    const flow = await ldapForm(page);
+    await submit(page, 'ada', 'Ada-Ldap-Pass1');
+    const claims = await flow.finish();
+    const user = (await world.api('GET', `/management/v1/users/${claims.sub}`)).body.user;
+    assert.equal(user.userName, 'ada');
+    assert.deepEqual(user.human.phone, { phone: '+41797654321', isPhoneVerified: false });
+  });
+
+  test('isLinkingAllowed: the directory account is linked to an existing user after its own sign-in, and then signs it in', async (t) => {
+    const linking = await addLdapIdp('Linking directory', { isAutoCreation: false, isLinkingAllowed: true, isCreationAllowed: false });
+    const lina = await world.createUser('lina');
+    const users = await rowCount('users');
+    const page = await freshPage(t);
+    const flow = await ldapForm(page, 'Sign in with Linking directory');
+    await submit(page, 'linus', 'Linus-Ldap-Pass1');
+    assert.match(await mainText(page), /not linked to an account here yet/);
+    await page.fill('#loginName', lina.loginName);
+    await page.click('button[type=submit]');
+    await page.fill('#password', lina.password);
+    await page.click('button[type=submit]');
+    assert.equal((await flow.finish()).sub, lina.userId);
+    assert.deepEqual(await linksOf(lina.userId), [[linking, 'linus']]);
+    assert.equal(await rowCount('users'), users, 'nobody created');
+
+    const again = await freshPage(t);
+    const second = await ldapForm(again, 'Sign in with Linking directory');
+    await submit(again, 'linus', 'Linus-Ldap-Pass1');
+    const claims = await second.finish();
+    assert.equal(claims.sub, lina.userId, 'the link signs in with the directory password alone');
+    assert.deepEqual(claims.amr, ['fed', 'pwd']);
+  });
+
+  test('isCreationAllowed: the registration form, filled in from the directory, creates and links the user', async (t) => {
+    const registering = await addLdapIdp('Registering directory', { isAutoCreation: false, isLinkingAllowed: false, isCreationAllowed: true });
+    const page = await freshPage(t);
+    const flow = await ldapForm(page, 'Sign in with Registering directory');
+    await submit(page, 'rosa', 'Rosa-Ldap-Pass1');
+    await page.waitForSelector('#givenName');
+    assert.equal(await page.inputValue('#givenName'), 'Rosa');
+    assert.equal(await page.inputValue('#email'), 'rosa@ldap.example.test');
+    await page.fill('#password', 'Rosa-Local-Passw0rd');
+    await page.fill('#passwordRepeat', 'Rosa-Local-Passw0rd');
+    await page.click('button[type=submit]');
+    const claims = await flow.finish();
+    assert.deepEqual(await linksOf(String(claims.sub)), [[registering, 'rosa']]);
+    const user = (await world.api('GET', `/management/v1/users/${claims.sub}`)).body.user;
+    assert.equal(user.human.profile.lastName, 'Form');
   });
 
   test('a directory that does not answer within the timeout: the page saying it cannot be reached, no session', async (t) => {

@@ -5,10 +5,21 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 /**
  * Small upstreams written by hand for the tests (docs/idps.md), on loopback
  * ports: an OpenID provider that answers its authorization request at once
- * and can mint a tampered ID token (`tamper`), and a GitHub-style OAuth
- * server (authorize, token and user endpoints, no ID token).
+ * and can mint a tampered ID token or misbehave (`tamper`), and a
+ * GitHub-style OAuth server (authorize, token and user endpoints, no ID token).
  */
-export type Tamper = 'none' | 'nonce' | 'audience' | 'signature' | 'garbage';
+export type Tamper =
+  | 'none'
+  | 'nonce'
+  | 'audience'
+  | 'signature'
+  | 'garbage'
+  /** The token endpoint answers after `slowMs`. */
+  | 'slow'
+  /** The token endpoint answers 10 MB. */
+  | 'huge'
+  /** Discovery answers an HTML page. */
+  | 'html-discovery';
 
 export interface HandmadeUpstream {
   issuer: string;
@@ -16,8 +27,12 @@ export interface HandmadeUpstream {
   clientSecret: string;
   /** How the next ID tokens are tampered with. */
   tamper: Tamper;
-  /** The GitHub-style user endpoint's answer. */
+  /** The GitHub-style user endpoint's answer; the OpenID provider's ID token claims besides the standard ones. */
   user: Record<string, unknown>;
+  /** Requests received, by path. */
+  hits: Record<string, number>;
+  /** How long `slow` keeps the token endpoint's answer back. */
+  slowMs: number;
   stop(): Promise<void>;
 }
 
@@ -26,8 +41,8 @@ async function listen(server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-function json(res: import('node:http').ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+function json(res: import('node:http').ServerResponse, status: number, body: unknown, cacheControl = 'no-store'): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': cacheControl });
   res.end(JSON.stringify(body));
 }
 
@@ -47,21 +62,41 @@ export async function startHandmadeOp(sub: string): Promise<HandmadeUpstream> {
   const codes = new Map<string, { nonce: string }>();
   const server = createServer();
   const issuer = await listen(server);
-  const upstream: HandmadeUpstream = { issuer, clientId: 'handmade', clientSecret: 'handmade-secret', tamper: 'none', user: {}, stop: stopper(server) };
+  const upstream: HandmadeUpstream = {
+    issuer,
+    clientId: 'handmade',
+    clientSecret: 'handmade-secret',
+    tamper: 'none',
+    user: {},
+    hits: {},
+    slowMs: 6_000,
+    stop: stopper(server),
+  };
   server.on('request', async (req, res) => {
     const url = new URL(req.url ?? '/', issuer);
+    upstream.hits[url.pathname] = (upstream.hits[url.pathname] ?? 0) + 1;
     if (url.pathname === '/.well-known/openid-configuration') {
-      return json(res, 200, {
-        issuer,
-        authorization_endpoint: `${issuer}/authorize`,
-        token_endpoint: `${issuer}/token`,
-        jwks_uri: `${issuer}/jwks`,
-        response_types_supported: ['code'],
-        subject_types_supported: ['public'],
-        id_token_signing_alg_values_supported: ['RS256'],
-      });
+      if (upstream.tamper === 'html-discovery') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        return res.end('<!doctype html><title>Maintenance</title><p>Back soon');
+      }
+      return json(
+        res,
+        200,
+        {
+          issuer,
+          authorization_endpoint: `${issuer}/authorize`,
+          token_endpoint: `${issuer}/token`,
+          jwks_uri: `${issuer}/jwks`,
+          response_types_supported: ['code'],
+          subject_types_supported: ['public'],
+          id_token_signing_alg_values_supported: ['RS256'],
+        },
+        // Like a real issuer's: kept for an hour, so a slow test run sees no refetch.
+        'public, max-age=3600',
+      );
     }
-    if (url.pathname === '/jwks') return json(res, 200, { keys: [publicJwk] });
+    if (url.pathname === '/jwks') return json(res, 200, { keys: [publicJwk] }, 'public, max-age=3600');
     if (url.pathname === '/authorize') {
       const code = `code-${codes.size + 1}`;
       codes.set(code, { nonce: url.searchParams.get('nonce') ?? '' });
@@ -80,11 +115,29 @@ export async function startHandmadeOp(sub: string): Promise<HandmadeUpstream> {
         res.writeHead(200, { 'content-type': 'application/json' });
         return res.end('<html>not what you asked for');
       }
+      if (upstream.tamper === 'huge') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const chunk = Buffer.alloc(1024 * 1024, 0x20);
+        for (let i = 0; i < 10 && !res.destroyed; i++) res.write(chunk);
+        return res.end();
+      }
+      if (upstream.tamper === 'slow') {
+        // Held back until then, or until our side gives up and closes the connection.
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, upstream.slowMs);
+          res.on('close', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+        if (res.destroyed) return;
+      }
       const idToken = await new SignJWT({
         nonce: upstream.tamper === 'nonce' ? 'another-nonce' : code.nonce,
         email: `${sub}@handmade.example`,
         email_verified: true,
         preferred_username: sub,
+        ...upstream.user,
       })
         .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
         .setIssuer(issuer)
@@ -105,7 +158,16 @@ export async function startGithubStyle(user: Record<string, unknown>): Promise<H
   const codes = new Set<string>();
   const server = createServer();
   const issuer = await listen(server);
-  const upstream: HandmadeUpstream = { issuer, clientId: 'forge-app', clientSecret: 'forge-secret', tamper: 'none', user, stop: stopper(server) };
+  const upstream: HandmadeUpstream = {
+    issuer,
+    clientId: 'forge-app',
+    clientSecret: 'forge-secret',
+    tamper: 'none',
+    user,
+    hits: {},
+    slowMs: 0,
+    stop: stopper(server),
+  };
   server.on('request', async (req, res) => {
     const url = new URL(req.url ?? '/', issuer);
     if (url.pathname === '/login/oauth/authorize') {
