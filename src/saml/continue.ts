@@ -9,6 +9,8 @@ import { failureResponseXml, STATUS, successResponseXml } from '../domain/saml/m
 import { NAMEID_FORMATS } from '../domain/saml/requests.ts';
 import { SamlRefused } from '../domain/saml/xml.ts';
 import { signElement } from '../security/saml-signatures.ts';
+import type { SamlResponseHooks } from '../commands/token-hooks.ts';
+import { TokenHookFailed } from '../engine/token-hooks.ts';
 import type { PostedMessage } from '../pages/saml.ts';
 import type { PendingSamlRequest, SamlRequestStore } from './request-store.ts';
 import type { IdpKeys } from './idp-keys.ts';
@@ -27,6 +29,7 @@ export interface ContinueDeps {
   keys: IdpKeys;
   issuer: string;
   idpEntityId: string;
+  hooks?: SamlResponseHooks;
 }
 
 interface CodeRecord {
@@ -93,6 +96,14 @@ export async function finishSignIn(ctx: Context, deps: ContinueDeps): Promise<Po
   if (!subject) throw new SamlRefused('the user cannot sign in');
   const email = pending.nameIdFormat === NAMEID_FORMATS.email;
   if (email && !subject.user.email) throw new SamlRefused('the service provider asks for an email address, and the user has none');
+  let hookAttributes: Awaited<ReturnType<SamlResponseHooks['samlAttributes']>>;
+  try {
+    hookAttributes = await deps.hooks?.samlAttributes({ userId: subject.user.id, appId: app.id, spEntityId: app.entity_id });
+  } catch (err) {
+    // A presamlresponse hook with interruptOnError failed (docs/actions.md): the SP is told the IdP could not answer.
+    if (err instanceof TokenHookFailed) return posted(failureResponseXml(target, STATUS.responder));
+    throw err;
+  }
   const { xml, assertionId } = successResponseXml(target, {
     nameId: email ? subject.user.email! : subject.user.id,
     nameIdFormat: pending.nameIdFormat,
@@ -100,6 +111,7 @@ export async function finishSignIn(ctx: Context, deps: ContinueDeps): Promise<Po
     authTime: new Date((record.authTime ?? Math.floor(Date.now() / 1000)) * 1000),
     mfa: record.acr === 'mfa',
     attributes: samlAttributes(subject.user, subject.roles),
+    ...(hookAttributes?.length ? { hookAttributes } : {}),
   });
   return posted(signElement(xml, assertionId, 'Assertion', deps.keys.signer()));
 }

@@ -19,6 +19,7 @@ import { idpKeys } from './idp-keys.ts';
 import { startSignIn } from './sso.ts';
 import { finishSignIn } from './continue.ts';
 import { singleLogout } from './slo.ts';
+import type { SamlResponseHooks } from '../commands/token-hooks.ts';
 
 export interface SamlIdpDeps {
   db: Database;
@@ -28,6 +29,8 @@ export interface SamlIdpDeps {
   signingKeys: () => SigningKey[];
   /** Engine-record stores for waiting requests and seen request ids. */
   adapter: (model: string) => Adapter;
+  /** The presamlresponse hooks (docs/actions.md). */
+  hooks?: SamlResponseHooks;
 }
 
 function page(ctx: Context, html: string, status = 200): void {
@@ -96,7 +99,7 @@ export function samlRoutes(deps: SamlIdpDeps): Router {
   router.get(SAML_PATHS.sso, sso);
   router.post(SAML_PATHS.sso, formBody, sso);
   router.get(SAML_PATHS.continue, async (ctx) => {
-    post(ctx, await finishSignIn(ctx, { db: deps.db, store, provider, keys, issuer: deps.issuer, idpEntityId }));
+    post(ctx, await finishSignIn(ctx, { db: deps.db, store, provider, keys, issuer: deps.issuer, idpEntityId, ...(deps.hooks ? { hooks: deps.hooks } : {}) }));
   });
   const slo = async (ctx: Context) => {
     const answer = await singleLogout({ db: deps.db, store, provider, keys, issuer: deps.issuer, idpEntityId }, inbound(ctx, 'SAMLRequest'));
