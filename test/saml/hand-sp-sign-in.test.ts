@@ -14,7 +14,8 @@ import { startReceiver, trustInThisProcess, type Receiver } from '../actions/rec
 // ACS is a local server that keeps what the browser POSTs. What a real SP
 // does not ask for by default: the email NameID, ForceAuthn, the login
 // policy's forceMfa holding for SAML apps as for OIDC apps, and the
-// presamlresponse hooks (HTTPS receivers started here) adding attributes.
+// presamlresponse hooks (HTTPS receivers started here) adding attributes,
+// and IdP-initiated sign-in.
 
 const ASSERTION = 'urn:oasis:names:tc:SAML:2.0:assertion';
 const EMAIL_FORMAT = 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress';
@@ -27,6 +28,7 @@ describe('SAML sign-in with a hand-written SP in Chromium', { skip: needsChromiu
   let user: TestUser;
   let sp: { entityId: string; keyPem: string };
   let idpCertificate: string;
+  let appId: string;
   const posted: URLSearchParams[] = [];
   const receivers: Receiver[] = [];
 
@@ -52,6 +54,7 @@ describe('SAML sign-in with a hand-written SP in Chromium', { skip: needsChromiu
       metadataXml: Buffer.from(metadata).toString('base64'),
     });
     assert.equal(app.status, 200, JSON.stringify(app.body));
+    appId = app.body.appId;
     user = await world.createUser('hanna', { firstName: 'Hanna', lastName: 'Hand' });
     const idpMetadata = await (await fetch(`${world.server.url}/saml/v2/metadata`)).text();
     idpCertificate = /<ds:X509Certificate>([^<]+)</.exec(idpMetadata)![1]!;
@@ -88,9 +91,9 @@ describe('SAML sign-in with a hand-written SP in Chromium', { skip: needsChromiu
   }
 
   /** The assertion of the last response the ACS received, after checking its signature with the IdP's certificate. */
-  function lastAssertion(): Element {
+  function lastAssertion(relayState = 'relay'): Element {
     const form = posted.at(-1)!;
-    assert.equal(form.get('RelayState'), 'relay');
+    assert.equal(form.get('RelayState'), relayState);
     const xml = Buffer.from(form.get('SAMLResponse')!, 'base64').toString();
     const doc = new DOMParser().parseFromString(xml, 'text/xml');
     assert.equal(doc.documentElement!.getAttribute('Destination'), acsUrl);
@@ -218,5 +221,43 @@ describe('SAML sign-in with a hand-written SP in Chromium', { skip: needsChromiu
     } finally {
       await setSamlHooks([]);
     }
+  });
+
+  test('IdP-initiated sign-in: refused until the app allows it, then an unsolicited response (no InResponseTo) reaches the default ACS with the RelayState', async () => {
+    const init = (query: string) => fetch(`${world.server.url}/saml/v2/init?${query}`, { redirect: 'manual' });
+    const refused = async (response: Response, reason: RegExp) => {
+      assert.equal(response.status, 400);
+      assert.match(await response.text(), reason);
+    };
+    const spQuery = `sp=${encodeURIComponent(sp.entityId)}`;
+    await refused(await init(spQuery), /does not accept IdP-initiated sign-in/);
+    const path = `/management/v1/projects/${world.projectId}/apps/${appId}`;
+    for (const bad of [{}, { allowIdpInitiated: 'yes' }, { allowIdpInitiated: true, name: 'Renamed' }]) {
+      const res = await world.api('PUT', path, bad);
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+    }
+    const allowed = await world.api('PUT', path, { allowIdpInitiated: true });
+    assert.equal(allowed.status, 200, JSON.stringify(allowed.body));
+    assert.equal((await world.api('GET', path)).body.app.samlConfig.allowIdpInitiated, true);
+    await refused(await init(''), /sp must name a service provider/);
+    await refused(await init(`${spQuery}&${spQuery}`), /sp is repeated/);
+    await refused(await init(`sp=${encodeURIComponent('https://nobody.example.test/saml')}`), /not a known service provider/);
+    await refused(await init(`${spQuery}&RelayState=${'x'.repeat(3000)}`), /RelayState is too long/);
+    const started = await init(`${spQuery}&RelayState=from-idp`);
+    assert.equal(started.status, 303);
+    assert.ok(started.headers.get('location')!.startsWith(`${world.issuer}/oauth/v2/authorize?`));
+
+    const ida = await world.createUser('ida', { firstName: 'Ida', lastName: 'Init' });
+    await withPage('saml-hand-idp-initiated', async (page) => {
+      const before = posted.length;
+      await page.goto(`${world.issuer}/saml/v2/init?${spQuery}&RelayState=from-idp`);
+      await signIn(page, ida);
+      await page.waitForSelector('#done');
+      assert.equal(posted.length, before + 1);
+      const assertion = lastAssertion('from-idp');
+      const xml = Buffer.from(posted.at(-1)!.get('SAMLResponse')!, 'base64').toString();
+      assert.doesNotMatch(xml, /InResponseTo/);
+      assert.equal(assertion.getElementsByTagNameNS(ASSERTION, 'NameID')[0]!.textContent, ida.userId);
+    });
   });
 });
