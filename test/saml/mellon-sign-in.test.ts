@@ -55,6 +55,7 @@ describe('SAML sign-in with Apache mod_auth_mellon in Chromium', { skip: needsCh
   let browser: Browser;
   let user: TestUser;
   let idpCertificates: string[];
+  let appId: string;
 
   before(async () => {
     [world, sp, rp, browser] = await Promise.all([startSignInWorld(), prepareMellon(), startRelyingParty(), launchBrowser()]);
@@ -68,6 +69,7 @@ describe('SAML sign-in with Apache mod_auth_mellon in Chromium', { skip: needsCh
       metadataXml: Buffer.from(sp.metadataXml).toString('base64'),
     });
     assert.equal(app.status, 200, JSON.stringify(app.body));
+    appId = app.body.appId;
     const metadata = await fetch(`${world.server.url}/saml/v2/metadata`);
     assert.equal(metadata.status, 200);
     const metadataXml = await metadata.text();
@@ -162,6 +164,25 @@ describe('SAML sign-in with Apache mod_auth_mellon in Chromium', { skip: needsCh
       assert.deepEqual(loginPages, []);
     } catch (err) {
       await screenshot(page, 'saml-mellon-sso');
+      throw new Error(`${(err as Error).message}\nmellon log:\n${sp.errorLog().slice(-3000)}`);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('IdP-initiated sign-in: mellon takes the unsolicited response and opens the RelayState page', async () => {
+    const allowed = await world.api('PUT', `/management/v1/projects/${world.projectId}/apps/${appId}`, { allowIdpInitiated: true });
+    assert.equal(allowed.status, 200, JSON.stringify(allowed.body));
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+    try {
+      const query = new URLSearchParams({ sp: sp.entityId, RelayState: `${sp.origin}/app/attributes` });
+      await page.goto(`${world.issuer}/saml/v2/init?${query}`);
+      await signIn(page, user);
+      await page.waitForURL(`${sp.origin}/app/attributes`);
+      assert.equal(attributesOn(await page.innerText('body')).MELLON_UserID, user.userId);
+    } catch (err) {
+      await screenshot(page, 'saml-mellon-idp-initiated');
       throw new Error(`${(err as Error).message}\nmellon log:\n${sp.errorLog().slice(-3000)}`);
     } finally {
       await context.close();
