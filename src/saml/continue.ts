@@ -9,6 +9,8 @@ import { failureResponseXml, STATUS, successResponseXml } from '../domain/saml/m
 import { NAMEID_FORMATS } from '../domain/saml/requests.ts';
 import { SamlRefused } from '../domain/saml/xml.ts';
 import { signElement } from '../security/saml-signatures.ts';
+import { encryptAssertionIn } from '../security/saml-encryption.ts';
+import { MetadataProblem, parseSpMetadata } from '../domain/saml/metadata.ts';
 import type { SamlResponseHooks } from '../commands/token-hooks.ts';
 import { TokenHookFailed } from '../engine/token-hooks.ts';
 import type { PostedMessage } from '../pages/saml.ts';
@@ -65,6 +67,16 @@ async function redeem(deps: ContinueDeps, pending: PendingSamlRequest, code: str
   return record;
 }
 
+/** Read from the stored document, so that apps added before encryption was offered get it too. */
+function encryptionCertificatesOf(metadataXml: string): string[] {
+  try {
+    return parseSpMetadata(metadataXml).encryptionCertificates;
+  } catch (err) {
+    if (err instanceof MetadataProblem || err instanceof SamlRefused) throw new SamlRefused(`the service provider’s metadata cannot be used: ${err.message}`);
+    throw err;
+  }
+}
+
 /**
  * The signed response for the request waiting under `state`, as a form to
  * POST to its ACS; SamlRefused when the request or the sign-in is not one.
@@ -113,5 +125,7 @@ export async function finishSignIn(ctx: Context, deps: ContinueDeps): Promise<Po
     attributes: samlAttributes(subject.user, subject.roles),
     ...(hookAttributes?.length ? { hookAttributes } : {}),
   });
-  return posted(signElement(xml, assertionId, 'Assertion', deps.keys.signer()));
+  const signed = signElement(xml, assertionId, 'Assertion', deps.keys.signer());
+  const [encryptFor] = encryptionCertificatesOf(app.metadata_xml);
+  return posted(encryptFor ? encryptAssertionIn(signed, encryptFor) : signed);
 }

@@ -18,6 +18,7 @@ import {
   type TestUser,
 } from '../support/browser.ts';
 import { needsMellon, prepareMellon, type MellonSp } from '../support/mellon.ts';
+import { decryptAssertion } from './support.ts';
 
 // A real service provider: Apache httpd with mod_auth_mellon, started by
 // the test (test/support/mellon.ts), signs users in through Portcullis in
@@ -108,7 +109,10 @@ describe('SAML sign-in with Apache mod_auth_mellon in Chromium', { skip: needsCh
       assert.equal(attributes.MELLON_Roles, 'editor');
 
       assert.equal(responses.length, 1);
-      const xml = responses[0]!;
+      // mellon's metadata has an encryption key: the assertion travels encrypted, mellon decrypted it.
+      assert.match(responses[0]!, /<saml:EncryptedAssertion>/);
+      assert.doesNotMatch(responses[0]!, /<saml:Assertion /);
+      const xml = decryptAssertion(responses[0]!, sp.keyPem);
       const doc = new DOMParser().parseFromString(xml, 'text/xml');
       const signature = doc.getElementsByTagNameNS(DSIG, 'Signature')[0]!;
       const verifier = new SignedXml({
