@@ -80,7 +80,8 @@ function certificates(sp: Element, wanted: 'signing' | 'encryption'): string[] {
           throw new MetadataProblem('an X509Certificate is not a certificate');
         }
         // Assertions are encrypted with RSA-OAEP (src/security/saml-encryption.ts).
-        if (wanted === 'encryption' && parsed.publicKey.asymmetricKeyType !== 'rsa') throw new MetadataProblem('an encryption certificate must hold an RSA key');
+        if (wanted === 'encryption' && parsed.publicKey.asymmetricKeyType !== 'rsa')
+          throw new MetadataProblem('an encryption certificate must hold an RSA key');
         found.push(base64);
       }
     }
