@@ -12,6 +12,7 @@ import { signElement } from '../security/saml-signatures.ts';
 import { encryptAssertionIn } from '../security/saml-encryption.ts';
 import { MetadataProblem, parseSpMetadata } from '../domain/saml/metadata.ts';
 import type { SamlResponseHooks } from '../commands/token-hooks.ts';
+import type { HookAttribute } from '../domain/token-hooks.ts';
 import { TokenHookFailed } from '../engine/token-hooks.ts';
 import type { PostedMessage } from '../pages/saml.ts';
 import type { PendingSamlRequest, SamlRequestStore } from './request-store.ts';
@@ -108,7 +109,7 @@ export async function finishSignIn(ctx: Context, deps: ContinueDeps): Promise<Po
   if (!subject) throw new SamlRefused('the user cannot sign in');
   const email = pending.nameIdFormat === NAMEID_FORMATS.email;
   if (email && !subject.user.email) throw new SamlRefused('the service provider asks for an email address, and the user has none');
-  let hookAttributes: Awaited<ReturnType<SamlResponseHooks['samlAttributes']>>;
+  let hookAttributes: HookAttribute[] | undefined;
   try {
     hookAttributes = await deps.hooks?.samlAttributes({ userId: subject.user.id, appId: app.id, spEntityId: app.entity_id });
   } catch (err) {
