@@ -220,7 +220,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           codes: { key: secretKey, issuer: config.issuer },
           external,
         }),
-        samlRoutes({ db, engine, issuer: config.issuer, signingKeys: () => currentKeys, adapter }),
+        samlRoutes({ db, engine, issuer: config.issuer, signingKeys: () => currentKeys, adapter, hooks }),
         externalCallbackRoutes({ external }),
       ],
     });

@@ -77,5 +77,14 @@ export const createSamlAppSchema = {
     // 512 KiB of XML as base64.
     metadataXml: { type: 'string', minLength: 1, maxLength: 700_000 },
     metadataUrl: { type: 'string', minLength: 1, maxLength: 2000 },
+    allowIdpInitiated: { type: 'boolean' },
   },
+};
+
+/** The settings of a SAML app that change in place; its metadata does not (remove and add it again). */
+export const changeSamlAppSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['allowIdpInitiated'],
+  properties: { allowIdpInitiated: { type: 'boolean' } },
 };

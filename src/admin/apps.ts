@@ -3,19 +3,20 @@ import type { Principal } from '../domain/roles.ts';
 import type { AppSettings } from '../domain/apps.ts';
 import { addOidcAppKey, changeOidcApp, createOidcApp, regenerateOidcAppSecret, removeOidcApp, type AppDeps } from '../commands/apps.ts';
 import { getOidcApp } from '../queries/apps.ts';
-import { createSamlApp, removeSamlAppCommand, type CreateSamlAppInput } from '../commands/saml-apps.ts';
+import { changeSamlAppCommand, createSamlApp, removeSamlAppCommand, type ChangeSamlAppInput, type CreateSamlAppInput } from '../commands/saml-apps.ts';
 import { samlAppOfProject, toSamlView } from '../queries/saml-apps.ts';
 import { requireOrgOwner } from '../domain/permissions.ts';
 import type { OutboundFetch } from '../outbound/client.ts';
 import { actingOrgId } from './org-context.ts';
 import { validator } from './validate.ts';
-import { appKeySchema, changeAppSchema, createAppSchema, createSamlAppSchema } from './app-schemas.ts';
+import { appKeySchema, changeAppSchema, changeSamlAppSchema, createAppSchema, createSamlAppSchema } from './app-schemas.ts';
 import { emptySchema } from './user-schemas.ts';
 
 const parseCreate = validator<Partial<AppSettings> & { name: string }>(createAppSchema);
 const parseChange = validator<Partial<AppSettings>>(changeAppSchema);
 const parseEmpty = validator<Record<string, never>>(emptySchema);
 const parseSaml = validator<CreateSamlAppInput>(createSamlAppSchema);
+const parseSamlChange = validator<ChangeSamlAppInput>(changeSamlAppSchema);
 const parseKey = validator<{ type: 'KEY_TYPE_JSON'; expirationDate?: string }>(appKeySchema);
 
 /**
@@ -45,6 +46,13 @@ export function appRoutes(deps: AppDeps & { fetchMetadata: OutboundFetch }): Rou
     ctx.body = { app: await getOidcApp(deps.db, principal(ctx), await actingOrgId(ctx, deps.db), ctx.params.projectId!, ctx.params.appId!) };
   });
   router.put('/:appId', async (ctx) => {
+    const orgId = await actingOrgId(ctx, deps.db);
+    requireOrgOwner(principal(ctx), orgId);
+    if (await samlAppOfProject(deps.db, orgId, ctx.params.projectId!, ctx.params.appId!)) {
+      const input = parseSamlChange(ctx.request.body);
+      ctx.body = await changeSamlAppCommand(deps, principal(ctx), orgId, ctx.params.projectId!, ctx.params.appId!, input);
+      return;
+    }
     const patch = parseChange(ctx.request.body);
     ctx.body = await changeOidcApp(deps, principal(ctx), await actingOrgId(ctx, deps.db), ctx.params.projectId!, ctx.params.appId!, patch);
   });

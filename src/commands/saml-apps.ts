@@ -1,6 +1,6 @@
 import type { Database } from '../storage/database.ts';
 import { beginWrite, writeDetails } from '../storage/event-log.ts';
-import { addSamlApp, removeSamlApp, samlEntityIdTaken } from '../storage/saml-apps.ts';
+import { addSamlApp, changeSamlApp, removeSamlApp, samlEntityIdTaken } from '../storage/saml-apps.ts';
 import type { Announce } from '../storage/invalidation.ts';
 import { MetadataProblem, parseSpMetadata, SamlRefused, type SpMetadata } from '../domain/saml/metadata.ts';
 import { AlreadyExists, fieldError } from '../domain/errors.ts';
@@ -24,6 +24,12 @@ export interface CreateSamlAppInput {
   /** The SP's metadata document, base64. */
   metadataXml?: string;
   metadataUrl?: string;
+  /** IdP-initiated sign-in (docs/saml.md) may send this SP unsolicited responses. */
+  allowIdpInitiated?: boolean;
+}
+
+export interface ChangeSamlAppInput {
+  allowIdpInitiated: boolean;
 }
 
 /** The metadata document behind `metadataUrl`: one GET through the outbound client, 200 only. */
@@ -74,11 +80,40 @@ export async function createSamlApp(deps: SamlAppDeps, actor: Principal, orgId: 
     const write = await beginWrite(tx, actor);
     await projectOfOrg(tx, orgId, projectId);
     if (await samlEntityIdTaken(tx, metadata.entityId)) throw new AlreadyExists('a SAML app with this entityID exists');
-    await addSamlApp(write, { id: appId, projectId, orgId, name: input.name, metadataXml: xml, metadataUrl: input.metadataUrl ?? null, metadata });
+    await addSamlApp(write, {
+      id: appId,
+      projectId,
+      orgId,
+      name: input.name,
+      metadataXml: xml,
+      metadataUrl: input.metadataUrl ?? null,
+      metadata,
+      allowIdpInitiated: input.allowIdpInitiated ?? false,
+    });
     return writeDetails(write, orgId);
   });
   deps.announce('clients');
   return { appId, details };
+}
+
+/** `PUT …/apps/{appId}` of a SAML app: the settings that are not its metadata. */
+export async function changeSamlAppCommand(
+  deps: Pick<SamlAppDeps, 'db' | 'announce'>,
+  actor: Principal,
+  orgId: string,
+  projectId: string,
+  appId: string,
+  input: ChangeSamlAppInput,
+) {
+  requireOrgOwner(actor, orgId);
+  const details = await deps.db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor);
+    await existingSamlApp(tx, orgId, projectId, appId);
+    await changeSamlApp(write, { id: appId, projectId, orgId, allowIdpInitiated: input.allowIdpInitiated });
+    return writeDetails(write, orgId);
+  });
+  deps.announce('clients');
+  return { details };
 }
 
 /** `DELETE …/apps/{appId}` of a SAML app: its requests are unknown from then on, on every node. */

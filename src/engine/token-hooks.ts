@@ -1,4 +1,4 @@
-import type { HookFunction } from '../domain/token-hooks.ts';
+import type { ClaimHookFunction } from '../domain/token-hooks.ts';
 import { spaceSeparated } from '../domain/space-separated.ts';
 
 // Where the token hooks (docs/actions.md, "Token hooks") meet the engine:
@@ -22,7 +22,7 @@ export interface TokenHooks {
    * set: then it costs no I/O. Throws TokenHookFailed when a target with
    * interruptOnError fails.
    */
-  run(name: HookFunction, subject: HookSubject): Promise<Record<string, unknown> | undefined>;
+  run(name: ClaimHookFunction, subject: HookSubject): Promise<Record<string, unknown> | undefined>;
 }
 
 /** A failing hook with interruptOnError: the engine answers `server_error`. The message names the target, never its answer. */

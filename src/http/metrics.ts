@@ -72,7 +72,7 @@ export function createMetrics(currentKeyActivatedAt: () => Date | undefined): Me
     }),
     tokenHooks: new Histogram({
       name: 'portcullis_token_hook_duration_seconds',
-      help: 'Token hook calls (preuserinfo, preaccesstoken), by target id and outcome (ok, timeout, unreachable, http_error, invalid_answer, write_failed)',
+      help: 'Token hook calls (preuserinfo, preaccesstoken, presamlresponse), by target id and outcome (ok, timeout, unreachable, http_error, invalid_answer, write_failed)',
       labelNames: ['target', 'outcome'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],

@@ -19,6 +19,7 @@ export interface SamlAppView {
     singleLogoutServices: Endpoint[];
     authnRequestsSigned: boolean;
     certificates: string[];
+    allowIdpInitiated: boolean;
   };
   details: WriteDetails;
 }
@@ -36,6 +37,7 @@ export function toSamlView(row: SamlAppRow): SamlAppView {
       singleLogoutServices: row.slo,
       authnRequestsSigned: row.authn_requests_signed,
       certificates: row.certificates,
+      allowIdpInitiated: row.allow_idp_initiated,
     },
     details: readDetails(row, row.org_id),
   };

@@ -31,7 +31,7 @@ function utf8(bytes: Buffer): string {
   return text;
 }
 
-function relay(value: string | undefined): string | undefined {
+export function relay(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (value.length > MAX_RELAY_STATE || value.includes('\u0000') || !value.isWellFormed()) throw new SamlRefused('RelayState is too long or not text');
   return value;

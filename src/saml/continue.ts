@@ -9,6 +9,11 @@ import { failureResponseXml, STATUS, successResponseXml } from '../domain/saml/m
 import { NAMEID_FORMATS } from '../domain/saml/requests.ts';
 import { SamlRefused } from '../domain/saml/xml.ts';
 import { signElement } from '../security/saml-signatures.ts';
+import { encryptAssertionIn } from '../security/saml-encryption.ts';
+import { MetadataProblem, parseSpMetadata } from '../domain/saml/metadata.ts';
+import type { SamlResponseHooks } from '../commands/token-hooks.ts';
+import type { HookAttribute } from '../domain/token-hooks.ts';
+import { TokenHookFailed } from '../engine/token-hooks.ts';
 import type { PostedMessage } from '../pages/saml.ts';
 import type { PendingSamlRequest, SamlRequestStore } from './request-store.ts';
 import type { IdpKeys } from './idp-keys.ts';
@@ -27,6 +32,7 @@ export interface ContinueDeps {
   keys: IdpKeys;
   issuer: string;
   idpEntityId: string;
+  hooks?: SamlResponseHooks;
 }
 
 interface CodeRecord {
@@ -62,6 +68,16 @@ async function redeem(deps: ContinueDeps, pending: PendingSamlRequest, code: str
   return record;
 }
 
+/** Read from the stored document, so that apps added before encryption was offered get it too. */
+function encryptionCertificatesOf(metadataXml: string): string[] {
+  try {
+    return parseSpMetadata(metadataXml).encryptionCertificates;
+  } catch (err) {
+    if (err instanceof MetadataProblem || err instanceof SamlRefused) throw new SamlRefused(`the service provider’s metadata cannot be used: ${err.message}`);
+    throw err;
+  }
+}
+
 /**
  * The signed response for the request waiting under `state`, as a form to
  * POST to its ACS; SamlRefused when the request or the sign-in is not one.
@@ -93,6 +109,14 @@ export async function finishSignIn(ctx: Context, deps: ContinueDeps): Promise<Po
   if (!subject) throw new SamlRefused('the user cannot sign in');
   const email = pending.nameIdFormat === NAMEID_FORMATS.email;
   if (email && !subject.user.email) throw new SamlRefused('the service provider asks for an email address, and the user has none');
+  let hookAttributes: HookAttribute[] | undefined;
+  try {
+    hookAttributes = await deps.hooks?.samlAttributes({ userId: subject.user.id, appId: app.id, spEntityId: app.entity_id });
+  } catch (err) {
+    // A presamlresponse hook with interruptOnError failed (docs/actions.md): the SP is told the IdP could not answer.
+    if (err instanceof TokenHookFailed) return posted(failureResponseXml(target, STATUS.responder));
+    throw err;
+  }
   const { xml, assertionId } = successResponseXml(target, {
     nameId: email ? subject.user.email! : subject.user.id,
     nameIdFormat: pending.nameIdFormat,
@@ -100,6 +124,9 @@ export async function finishSignIn(ctx: Context, deps: ContinueDeps): Promise<Po
     authTime: new Date((record.authTime ?? Math.floor(Date.now() / 1000)) * 1000),
     mfa: record.acr === 'mfa',
     attributes: samlAttributes(subject.user, subject.roles),
+    ...(hookAttributes?.length ? { hookAttributes } : {}),
   });
-  return posted(signElement(xml, assertionId, 'Assertion', deps.keys.signer()));
+  const signed = signElement(xml, assertionId, 'Assertion', deps.keys.signer());
+  const [encryptFor] = encryptionCertificatesOf(app.metadata_xml);
+  return posted(encryptFor ? encryptAssertionIn(signed, encryptFor) : signed);
 }

@@ -9,7 +9,8 @@ import type { Adapter } from 'oidc-provider';
 
 export interface PendingSamlRequest {
   appId: string;
-  requestId: string;
+  /** The AuthnRequest's ID; none for an IdP-initiated sign-in (its response is unsolicited). */
+  requestId?: string;
   acsUrl: string;
   relayState?: string;
   nameIdFormat: string;

@@ -16,9 +16,10 @@ import { loggedOutPage, postFormPage, refusedPage, type PostedMessage } from '..
 import { readPost, readRedirect, type InboundMessage, type MessageField } from './bindings.ts';
 import { samlRequestStore } from './request-store.ts';
 import { idpKeys } from './idp-keys.ts';
-import { startSignIn } from './sso.ts';
+import { startIdpInitiated, startSignIn } from './sso.ts';
 import { finishSignIn } from './continue.ts';
 import { singleLogout } from './slo.ts';
+import type { SamlResponseHooks } from '../commands/token-hooks.ts';
 
 export interface SamlIdpDeps {
   db: Database;
@@ -28,6 +29,8 @@ export interface SamlIdpDeps {
   signingKeys: () => SigningKey[];
   /** Engine-record stores for waiting requests and seen request ids. */
   adapter: (model: string) => Adapter;
+  /** The presamlresponse hooks (docs/actions.md). */
+  hooks?: SamlResponseHooks;
 }
 
 function page(ctx: Context, html: string, status = 200): void {
@@ -86,6 +89,7 @@ export function samlRoutes(deps: SamlIdpDeps): Router {
   router.use(SAML_PATHS.sso, refusals);
   router.use(SAML_PATHS.slo, refusals);
   router.use(SAML_PATHS.continue, refusals);
+  router.use(SAML_PATHS.init, refusals);
 
   router.get(SAML_PATHS.metadata, (ctx) => {
     ctx.set('Cache-Control', 'public, max-age=300');
@@ -94,9 +98,10 @@ export function samlRoutes(deps: SamlIdpDeps): Router {
   });
   const sso = async (ctx: Context) => startSignIn(ctx, { db: deps.db, store, issuer: deps.issuer }, inbound(ctx, 'SAMLRequest'));
   router.get(SAML_PATHS.sso, sso);
+  router.get(SAML_PATHS.init, async (ctx) => startIdpInitiated(ctx, { db: deps.db, store, issuer: deps.issuer }));
   router.post(SAML_PATHS.sso, formBody, sso);
   router.get(SAML_PATHS.continue, async (ctx) => {
-    post(ctx, await finishSignIn(ctx, { db: deps.db, store, provider, keys, issuer: deps.issuer, idpEntityId }));
+    post(ctx, await finishSignIn(ctx, { db: deps.db, store, provider, keys, issuer: deps.issuer, idpEntityId, ...(deps.hooks ? { hooks: deps.hooks } : {}) }));
   });
   const slo = async (ctx: Context) => {
     const answer = await singleLogout({ db: deps.db, store, provider, keys, issuer: deps.issuer, idpEntityId }, inbound(ctx, 'SAMLRequest'));

@@ -14,13 +14,14 @@ export interface SamlAppRow {
   slo: Endpoint[];
   certificates: string[];
   authn_requests_signed: boolean;
+  allow_idp_initiated: boolean;
   sequence: string;
   creation_date: Date;
   change_date: Date;
 }
 
 const COLUMNS = `id, project_id, org_id, name, entity_id, metadata_xml, metadata_url, acs, slo, certificates, authn_requests_signed,
-  sequence::text AS sequence, creation_date, change_date`;
+  allow_idp_initiated, sequence::text AS sequence, creation_date, change_date`;
 
 export interface NewSamlApp {
   id: string;
@@ -30,6 +31,7 @@ export interface NewSamlApp {
   metadataXml: string;
   metadataUrl: string | null;
   metadata: SpMetadata;
+  allowIdpInitiated: boolean;
 }
 
 export async function addSamlApp(write: Write, app: NewSamlApp): Promise<void> {
@@ -38,12 +40,16 @@ export async function addSamlApp(write: Write, app: NewSamlApp): Promise<void> {
     aggregateId: app.projectId,
     type: 'project.application.added',
     resourceOwner: app.orgId,
-    payload: { appId: app.id, name: app.name, saml: { entityId: app.metadata.entityId, metadataUrl: app.metadataUrl } },
+    payload: {
+      appId: app.id,
+      name: app.name,
+      saml: { entityId: app.metadata.entityId, metadataUrl: app.metadataUrl, allowIdpInitiated: app.allowIdpInitiated },
+    },
   });
   await write.tx.query(
     `INSERT INTO saml_apps (id, project_id, org_id, name, entity_id, metadata_xml, metadata_url, acs, slo, certificates, authn_requests_signed,
-                            sequence, creation_date, change_date)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)`,
+                            allow_idp_initiated, sequence, creation_date, change_date)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)`,
     [
       app.id,
       app.projectId,
@@ -56,10 +62,28 @@ export async function addSamlApp(write: Write, app: NewSamlApp): Promise<void> {
       JSON.stringify(app.metadata.slo),
       app.metadata.certificates,
       app.metadata.authnRequestsSigned,
+      app.allowIdpInitiated,
       sequence,
       write.at,
     ],
   );
+}
+
+/** The settings of a SAML app that change in place (docs/api/saml-apps.md); the metadata does not. */
+export async function changeSamlApp(write: Write, app: { id: string; projectId: string; orgId: string; allowIdpInitiated: boolean }): Promise<void> {
+  const sequence = await write.append({
+    aggregateType: 'project',
+    aggregateId: app.projectId,
+    type: 'project.application.changed',
+    resourceOwner: app.orgId,
+    payload: { appId: app.id, saml: { allowIdpInitiated: app.allowIdpInitiated } },
+  });
+  await write.tx.query('UPDATE saml_apps SET allow_idp_initiated = $2, sequence = $3, change_date = $4 WHERE id = $1', [
+    app.id,
+    app.allowIdpInitiated,
+    sequence,
+    write.at,
+  ]);
 }
 
 export async function removeSamlApp(write: Write, app: { id: string; projectId: string; orgId: string }): Promise<void> {

@@ -255,9 +255,16 @@ describe('integrations in the console', { skip: needsChromium }, () => {
     const metadata = await fetch(metadataUrl);
     assert.equal(metadata.status, 200);
     assert.match(await metadata.text(), /EntityDescriptor[^>]+entityID=/);
+    const appId = new URL(page.url()).pathname.split('/').at(-1);
+    const initiated = page.getByRole('form', { name: 'IdP-initiated sign-in' });
+    await initiated.getByLabel('Allow IdP-initiated sign-in (unsolicited responses)').check();
+    await initiated.getByRole('button', { name: 'Save' }).click();
+    const initUrl = await page.locator('[data-copy="IdP-initiated sign-in link"]').innerText();
+    assert.equal(initUrl, `${scene.server.issuer}/saml/v2/init?sp=${encodeURIComponent('https://wiki.example.test/saml')}`);
+    const stored = await scene.admin('GET', `/management/v1/projects/${project}/apps/${appId}`);
+    assert.equal(stored.body.app.samlConfig.allowIdpInitiated, true);
     await shoot(page, 'saml-app');
 
-    const appId = new URL(page.url()).pathname.split('/').at(-1);
     await page.getByRole('button', { name: 'Remove app' }).click();
     await dialog().getByRole('button', { name: 'Remove app' }).click();
     await page.getByRole('heading', { level: 1, name: 'Apps' }).waitFor();

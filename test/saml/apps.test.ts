@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { DOMParser } from '@xmldom/xmldom';
 import { startSignInWorld, type SignInWorld } from '../support/browser.ts';
+import { spawnSync } from 'node:child_process';
 import { handSp, type HandSp } from './support.ts';
 
 // SAML apps through the management API (docs/api/saml-apps.md), and the
@@ -55,6 +56,7 @@ describe('SAML apps', () => {
     assert.equal(shown.body.app.name, 'Wiki');
     assert.equal(shown.body.app.samlConfig.entityId, sp.entityId);
     assert.equal(shown.body.app.samlConfig.authnRequestsSigned, true);
+    assert.equal(shown.body.app.samlConfig.allowIdpInitiated, false);
     assert.deepEqual(shown.body.app.samlConfig.certificates, [sp.certificate]);
     assert.deepEqual(
       shown.body.app.samlConfig.assertionConsumerServices.map((e: { location: string }) => e.location),
@@ -99,7 +101,24 @@ describe('SAML apps', () => {
     const sp = handSp('bad');
     const count = async () => (await world.api('POST', `${path()}/_search`, {})).body.details.totalResult;
     const before = await count();
+    // Assertions are encrypted with RSA-OAEP: an EC encryption key cannot be used.
+    const ec = spawnSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=ec', '-keyout', '/dev/null', '-days', '2'],
+      {
+        encoding: 'utf8',
+      },
+    );
+    assert.equal(ec.status, 0, ec.stderr);
+    const ecCertificate = ec.stdout.replace(/-----[A-Z ]+-----|\s+/g, '');
     const bad: Array<[string, string]> = [
+      [
+        'an EC encryption certificate',
+        sp.metadataXml.replace(
+          '<md:SingleLogoutService',
+          `<md:KeyDescriptor use="encryption"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${ecCertificate}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor><md:SingleLogoutService`,
+        ),
+      ],
       ['not XML', 'this is not XML'],
       ['no entityID', sp.metadataXml.replace(/ entityID="[^"]*"/, '')],
       ['no SP descriptor', sp.metadataXml.replace(/SPSSODescriptor/g, 'IDPSSODescriptor')],
@@ -121,6 +140,7 @@ describe('SAML apps', () => {
     assert.equal(fieldOf(await create({ metadataXml: base64(sp.metadataXml) })), 'name');
     assert.equal(fieldOf(await create({ name: 'extra', metadataXml: base64(sp.metadataXml), entityId: 'x' })), 'entityId');
     assert.equal(fieldOf(await create({ name: 7, metadataXml: base64(sp.metadataXml) })), 'name');
+    assert.equal(fieldOf(await create({ name: 'flag', metadataXml: base64(sp.metadataXml), allowIdpInitiated: 'yes' })), 'allowIdpInitiated');
     assert.equal(await count(), before);
   });
 

@@ -18,6 +18,7 @@ import {
   type TestUser,
 } from '../support/browser.ts';
 import { needsMellon, prepareMellon, type MellonSp } from '../support/mellon.ts';
+import { decryptAssertion } from './support.ts';
 
 // A real service provider: Apache httpd with mod_auth_mellon, started by
 // the test (test/support/mellon.ts), signs users in through Portcullis in
@@ -55,6 +56,7 @@ describe('SAML sign-in with Apache mod_auth_mellon in Chromium', { skip: needsCh
   let browser: Browser;
   let user: TestUser;
   let idpCertificates: string[];
+  let appId: string;
 
   before(async () => {
     [world, sp, rp, browser] = await Promise.all([startSignInWorld(), prepareMellon(), startRelyingParty(), launchBrowser()]);
@@ -68,6 +70,7 @@ describe('SAML sign-in with Apache mod_auth_mellon in Chromium', { skip: needsCh
       metadataXml: Buffer.from(sp.metadataXml).toString('base64'),
     });
     assert.equal(app.status, 200, JSON.stringify(app.body));
+    appId = app.body.appId;
     const metadata = await fetch(`${world.server.url}/saml/v2/metadata`);
     assert.equal(metadata.status, 200);
     const metadataXml = await metadata.text();
@@ -106,7 +109,10 @@ describe('SAML sign-in with Apache mod_auth_mellon in Chromium', { skip: needsCh
       assert.equal(attributes.MELLON_Roles, 'editor');
 
       assert.equal(responses.length, 1);
-      const xml = responses[0]!;
+      // mellon's metadata has an encryption key: the assertion travels encrypted, mellon decrypted it.
+      assert.match(responses[0]!, /<saml:EncryptedAssertion>/);
+      assert.doesNotMatch(responses[0]!, /<saml:Assertion /);
+      const xml = decryptAssertion(responses[0]!, sp.keyPem);
       const doc = new DOMParser().parseFromString(xml, 'text/xml');
       const signature = doc.getElementsByTagNameNS(DSIG, 'Signature')[0]!;
       const verifier = new SignedXml({
@@ -162,6 +168,25 @@ describe('SAML sign-in with Apache mod_auth_mellon in Chromium', { skip: needsCh
       assert.deepEqual(loginPages, []);
     } catch (err) {
       await screenshot(page, 'saml-mellon-sso');
+      throw new Error(`${(err as Error).message}\nmellon log:\n${sp.errorLog().slice(-3000)}`);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('IdP-initiated sign-in: mellon takes the unsolicited response and opens the RelayState page', async () => {
+    const allowed = await world.api('PUT', `/management/v1/projects/${world.projectId}/apps/${appId}`, { allowIdpInitiated: true });
+    assert.equal(allowed.status, 200, JSON.stringify(allowed.body));
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+    try {
+      const query = new URLSearchParams({ sp: sp.entityId, RelayState: `${sp.origin}/app/attributes` });
+      await page.goto(`${world.issuer}/saml/v2/init?${query}`);
+      await signIn(page, user);
+      await page.waitForURL(`${sp.origin}/app/attributes`);
+      assert.equal(attributesOn(await page.innerText('body')).MELLON_UserID, user.userId);
+    } catch (err) {
+      await screenshot(page, 'saml-mellon-idp-initiated');
       throw new Error(`${(err as Error).message}\nmellon log:\n${sp.errorLog().slice(-3000)}`);
     } finally {
       await context.close();

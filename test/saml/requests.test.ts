@@ -252,6 +252,35 @@ describe('SAML SSO requests', () => {
     await refused(await slo(redirectQuery(unknown, stranger.keyPem)), /not a known service provider/);
   });
 
+  test('a LogoutRequest on the POST binding is checked as one on the Redirect binding: signed it is answered; unsigned, forged or signed by another key it is refused', async () => {
+    const sloPost = (xml: string) =>
+      fetch(`${world.server.url}/saml/v2/SLO`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ SAMLRequest: Buffer.from(xml).toString('base64'), RelayState: 'posted' }),
+      });
+    const sloGet = (query: string) => fetch(`${world.server.url}/saml/v2/SLO?${query}`, { redirect: 'manual' });
+    const request = (id: string) => logoutRequestXml({ id, issuer: sp.entityId, nameId: 'nobody', sessionIndex: 'no-such-session' });
+    const answered = await sloPost(signedPostXml(request('_postlogout1'), '_postlogout1', sp.keyPem));
+    assert.equal(answered.status, 303, await answered.text());
+    const location = new URL(answered.headers.get('location')!);
+    assert.equal(location.origin + location.pathname, 'https://signing.example.test/slo');
+    assert.equal(location.searchParams.get('RelayState'), 'posted');
+    assert.ok(location.searchParams.get('Signature'));
+    assert.match(inflateRawSync(Buffer.from(location.searchParams.get('SAMLResponse')!, 'base64')).toString(), /InResponseTo="_postlogout1"/);
+
+    await refused(await sloPost(request('_postlogout2')), /signs its requests, and this one is not signed/);
+    await refused(await sloGet(redirectQuery(request('_postlogout3'), undefined)), /signs its requests, and this one is not signed/);
+    const stranger = opensslKeyPair('forger');
+    await refused(await sloPost(signedPostXml(request('_postlogout4'), '_postlogout4', stranger.keyPem)), /does not verify/);
+    await refused(await sloGet(redirectQuery(request('_postlogout5'), stranger.keyPem)), /does not verify/);
+    // Signed, then its NameID changed: the digest no longer matches.
+    const tampered = signedPostXml(request('_postlogout6'), '_postlogout6', sp.keyPem).replace('<saml:NameID>nobody<', '<saml:NameID>somebody<');
+    await refused(await sloPost(tampered), /does not verify/);
+    await refused(await sloPost('<samlp:LogoutRequest'), /not well-formed/);
+  });
+
   test('a continuation without a waiting request is refused', async () => {
     const response = await fetch(`${world.server.url}/saml/v2/continue?state=${'a'.repeat(32)}&code=abc`);
     await refused(response, /expired or was already finished/);

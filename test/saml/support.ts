@@ -1,5 +1,6 @@
+import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { createSign, randomBytes } from 'node:crypto';
+import { constants, createDecipheriv, createSign, privateDecrypt, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateRawSync } from 'node:zlib';
@@ -99,4 +100,14 @@ export function signedPostXml(xml: string, id: string, keyPem: string): string {
   });
   signer.computeSignature(xml, { prefix: 'ds', location: { reference: `//*[@ID='${id}']/*[local-name(.)='Issuer']`, action: 'after' } });
   return signer.getSignedXml();
+}
+
+/** The assertion of a response whose assertion is encrypted (AES-256-GCM, the key wrapped with RSA-OAEP), decrypted with the SP's key. */
+export function decryptAssertion(responseXml: string, keyPem: string): string {
+  assert.match(responseXml, /<xenc:EncryptionMethod Algorithm="http:\/\/www\.w3\.org\/2009\/xmlenc11#aes256-gcm"\/>/);
+  const [wrapped, data] = [...responseXml.matchAll(/<xenc:CipherValue>([^<]+)<\/xenc:CipherValue>/g)].map((m) => Buffer.from(m[1]!, 'base64'));
+  const key = privateDecrypt({ key: keyPem, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha1' }, wrapped!);
+  const decipher = createDecipheriv('aes-256-gcm', key, data!.subarray(0, 12));
+  decipher.setAuthTag(data!.subarray(data!.length - 16));
+  return Buffer.concat([decipher.update(data!.subarray(12, data!.length - 16)), decipher.final()]).toString('utf8');
 }

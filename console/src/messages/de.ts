@@ -424,6 +424,10 @@ export const de: Record<MessageKey, string> = {
   idpMetadataUrl: 'Metadaten-URL dieses Identitätsanbieters',
   idpMetadataHelp: 'Geben Sie dem Dienstanbieter diese Adresse: sie enthält unsere Entitäts-ID, die Anmeldeadressen und das Signaturzertifikat.',
   signedRequests: 'Signiert seine Anfragen',
+  idpInitiated: 'Vom IdP gestartete Anmeldung',
+  allowIdpInitiated: 'Vom IdP gestartete Anmeldung erlauben (unaufgeforderte Antworten)',
+  idpInitiatedUrl: 'Link zur vom IdP gestarteten Anmeldung',
+  idpInitiatedHelp: 'Ein Link, der den Benutzer anmeldet und die App öffnet; mit &RelayState=… die Seite, die der SP zeigen soll.',
   yes: 'ja',
   no: 'nein',
   // Identitätsanbieter: die Felder der LDAP-Art

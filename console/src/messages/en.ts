@@ -433,6 +433,10 @@ export const en = {
   idpMetadataUrl: 'Metadata URL of this identity provider',
   idpMetadataHelp: 'Give the service provider this address: it holds our entity ID, sign-on addresses and signing certificate.',
   signedRequests: 'Signs its requests',
+  idpInitiated: 'IdP-initiated sign-in',
+  allowIdpInitiated: 'Allow IdP-initiated sign-in (unsolicited responses)',
+  idpInitiatedUrl: 'IdP-initiated sign-in link',
+  idpInitiatedHelp: 'A link that signs the user in and opens the app; add &RelayState=… for the page the SP should show.',
   yes: 'yes',
   no: 'no',
   // identity providers: the LDAP kind's fields

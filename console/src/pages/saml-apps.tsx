@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { Field, Heading, Status, useConsole, useSubmit } from '../components.tsx';
+import { Check, Field, Heading, Status, useConsole, useSubmit } from '../components.tsx';
 import { ConfirmButton } from '../confirm.tsx';
 import { CopyText } from '../copy-text.tsx';
 import { t } from '../i18n.ts';
@@ -8,7 +8,8 @@ import type { CreatedSamlApp, SamlAppView } from '../views.ts';
 
 // SAML apps of a project (docs/api/saml-apps.md): a service provider known
 // by its metadata, pasted or fetched once from a URL; its page shows what
-// the metadata said and the address of our own metadata to give the SP.
+// the metadata said and the address of our own metadata to give the SP,
+// and whether the SP may be sent IdP-initiated sign-ins (docs/saml.md).
 
 /** UTF-8 text as base64, the way the API takes a metadata document. */
 function base64(text: string): string {
@@ -66,6 +67,12 @@ export function SamlAppPage({ app }: { app: SamlAppView }) {
     () => navigate(back),
   );
   const config = app.samlConfig;
+  const [idpInitiated, setIdpInitiated] = useState(config.allowIdpInitiated);
+  const [saved, setSaved] = useState(config.allowIdpInitiated);
+  const change = useSubmit(
+    () => api.call('PUT', `/management/v1/projects/${app.projectId}/apps/${app.appId}`, { allowIdpInitiated: idpInitiated }),
+    () => setSaved(idpInitiated),
+  );
   return (
     <>
       <Heading>{app.name}</Heading>
@@ -99,6 +106,18 @@ export function SamlAppPage({ app }: { app: SamlAppView }) {
         <dd>{t(config.authnRequestsSigned ? 'yes' : 'no')}</dd>
       </dl>
       <CopyText label={t('idpMetadataUrl')} value={`${issuer}/saml/v2/metadata`} help={t('idpMetadataHelp')} />
+      <form noValidate class="panel" onSubmit={change.submit} aria-label={t('idpInitiated')}>
+        <Check label={t('allowIdpInitiated')} checked={idpInitiated} onChange={setIdpInitiated} />
+        <div class="actions">
+          <button type="submit" disabled={change.busy}>
+            {t('save')}
+          </button>
+        </div>
+        <Status error={change.error} />
+      </form>
+      {saved && (
+        <CopyText label={t('idpInitiatedUrl')} value={`${issuer}/saml/v2/init?${new URLSearchParams({ sp: config.entityId })}`} help={t('idpInitiatedHelp')} />
+      )}
       <section aria-labelledby="remove-app-heading" class="danger">
         <h2 id="remove-app-heading">{t('removeApp')}</h2>
         <ConfirmButton label={t('removeApp')} question={t('confirmRemove', { name: app.name })} onConfirm={() => removal.submit()} disabled={removal.busy} />

@@ -8,6 +8,8 @@ export const SAML_PATHS = {
   metadata: '/saml/v2/metadata',
   sso: '/saml/v2/SSO',
   slo: '/saml/v2/SLO',
+  /** IdP-initiated sign-in: `?sp={entityID}&RelayState=…` (docs/saml.md). */
+  init: '/saml/v2/init',
   /** Where the engine sends the browser back with a code once the sign-in is done. */
   continue: '/saml/v2/continue',
 } as const;

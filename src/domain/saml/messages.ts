@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { BASIC_NAME_FORMAT, type HookAttribute } from '../token-hooks.ts';
 import { BINDINGS } from './metadata.ts';
 import { NAMEID_FORMATS } from './requests.ts';
 import { SAML_NS, escapeXml as x } from './xml.ts';
@@ -16,7 +17,6 @@ export const STATUS = {
 
 const PASSWORD_CONTEXT = 'urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport';
 const MFA_CONTEXT = 'urn:oasis:names:tc:SAML:2.0:ac:classes:MobileTwoFactorContract';
-const ATTRIBUTE_FORMAT = 'urn:oasis:names:tc:SAML:2.0:attrname-format:basic';
 
 /** How long a response may be presented: SAML 2.0 Profiles 4.1.4.2 asks for a short window. */
 export const ASSERTION_LIFETIME_SECONDS = 300;
@@ -57,22 +57,28 @@ export interface Subject {
   /** A second factor was used (acr mfa). */
   mfa: boolean;
   attributes: Record<string, string[]>;
+  /** Added by presamlresponse hooks (docs/actions.md), after the IdP's own. */
+  hookAttributes?: HookAttribute[];
 }
 
 export interface ResponseTarget {
   idpEntityId: string;
   spEntityId: string;
   acsUrl: string;
-  inResponseTo: string;
+  /** The request answered; none in an unsolicited response (IdP-initiated, Profiles 4.1.5). */
+  inResponseTo?: string;
 }
 
-function attributeStatement(attributes: Record<string, string[]>): string {
-  const entries = Object.entries(attributes).filter(([, values]) => values.length);
+const inResponseTo = (target: ResponseTarget) => (target.inResponseTo === undefined ? '' : ` InResponseTo="${x(target.inResponseTo)}"`);
+
+function attributeStatement(attributes: Record<string, string[]>, added: HookAttribute[]): string {
+  const own = Object.entries(attributes).map(([name, values]) => ({ name, nameFormat: BASIC_NAME_FORMAT, values }));
+  const entries = [...own, ...added].filter(({ values }) => values.length);
   if (!entries.length) return '';
   const rendered = entries
     .map(
-      ([name, values]) =>
-        `<saml:Attribute Name="${x(name)}" NameFormat="${ATTRIBUTE_FORMAT}">${values
+      ({ name, nameFormat, values }) =>
+        `<saml:Attribute Name="${x(name)}" NameFormat="${x(nameFormat)}">${values
           .map(
             (value) =>
               `<saml:AttributeValue xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="xs:string">${x(value)}</saml:AttributeValue>`,
@@ -100,12 +106,12 @@ export function successResponseXml(target: ResponseTarget, subject: Subject, now
   const assertion =
     `<saml:Assertion xmlns:saml="${SAML_NS.assertion}" ID="${assertionId}" Version="2.0" IssueInstant="${issued}">${issuer}` +
     `<saml:Subject><saml:NameID Format="${x(subject.nameIdFormat)}">${x(subject.nameId)}</saml:NameID>` +
-    `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData InResponseTo="${x(target.inResponseTo)}" NotOnOrAfter="${notOnOrAfter}" Recipient="${x(target.acsUrl)}"/></saml:SubjectConfirmation></saml:Subject>` +
+    `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData${inResponseTo(target)} NotOnOrAfter="${notOnOrAfter}" Recipient="${x(target.acsUrl)}"/></saml:SubjectConfirmation></saml:Subject>` +
     `<saml:Conditions NotBefore="${notBefore}" NotOnOrAfter="${notOnOrAfter}"><saml:AudienceRestriction><saml:Audience>${x(target.spEntityId)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
     `<saml:AuthnStatement AuthnInstant="${instant(subject.authTime)}" SessionIndex="${x(subject.sessionIndex)}"><saml:AuthnContext><saml:AuthnContextClassRef>${context}</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
-    `${attributeStatement(subject.attributes)}</saml:Assertion>`;
+    `${attributeStatement(subject.attributes, subject.hookAttributes ?? [])}</saml:Assertion>`;
   const xml =
-    `<samlp:Response xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="${responseId}" Version="2.0" IssueInstant="${issued}" Destination="${x(target.acsUrl)}" InResponseTo="${x(target.inResponseTo)}">` +
+    `<samlp:Response xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="${responseId}" Version="2.0" IssueInstant="${issued}" Destination="${x(target.acsUrl)}"${inResponseTo(target)}>` +
     `${issuer}<samlp:Status><samlp:StatusCode Value="${STATUS.success}"/></samlp:Status>${assertion}</samlp:Response>`;
   return { xml, assertionId };
 }
@@ -114,7 +120,7 @@ export function successResponseXml(target: ResponseTarget, subject: Subject, now
 export function failureResponseXml(target: ResponseTarget, status: string, second?: string, now = new Date()): string {
   const inner = second ? `<samlp:StatusCode Value="${second}"/>` : '';
   return (
-    `<samlp:Response xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="${messageId()}" Version="2.0" IssueInstant="${instant(now)}" Destination="${x(target.acsUrl)}" InResponseTo="${x(target.inResponseTo)}">` +
+    `<samlp:Response xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="${messageId()}" Version="2.0" IssueInstant="${instant(now)}" Destination="${x(target.acsUrl)}"${inResponseTo(target)}>` +
     `<saml:Issuer>${x(target.idpEntityId)}</saml:Issuer><samlp:Status><samlp:StatusCode Value="${status}">${inner}</samlp:StatusCode></samlp:Status></samlp:Response>`
   );
 }

@@ -29,6 +29,8 @@ export interface SpMetadata {
   slo: Endpoint[];
   /** Signing certificates, base64 DER. */
   certificates: string[];
+  /** Certificates of KeyDescriptors marked use="encryption": assertions are encrypted for the first (docs/saml.md). */
+  encryptionCertificates: string[];
   authnRequestsSigned: boolean;
 }
 
@@ -61,20 +63,25 @@ function endpoints(sp: Element, localName: string): Endpoint[] {
   });
 }
 
-function certificates(sp: Element): string[] {
+function certificates(sp: Element, wanted: 'signing' | 'encryption'): string[] {
   const found: string[] = [];
   for (const descriptor of children(sp, SAML_NS.metadata, 'KeyDescriptor')) {
     const use = descriptor.getAttribute('use');
-    if (use && use !== 'signing') continue;
+    // A KeyDescriptor without `use` is for signing only here: encryption is asked for explicitly.
+    if ((use || 'signing') !== wanted) continue;
     const keyInfo = onlyChild(descriptor, SAML_NS.dsig, 'KeyInfo');
     for (const data of keyInfo ? children(keyInfo, SAML_NS.dsig, 'X509Data') : []) {
       for (const cert of children(data, SAML_NS.dsig, 'X509Certificate')) {
         const base64 = textOf(cert).replace(/\s+/g, '');
+        let parsed: X509Certificate;
         try {
-          new X509Certificate(Buffer.from(base64, 'base64'));
+          parsed = new X509Certificate(Buffer.from(base64, 'base64'));
         } catch {
           throw new MetadataProblem('an X509Certificate is not a certificate');
         }
+        // Assertions are encrypted with RSA-OAEP (src/security/saml-encryption.ts).
+        if (wanted === 'encryption' && parsed.publicKey.asymmetricKeyType !== 'rsa')
+          throw new MetadataProblem('an encryption certificate must hold an RSA key');
         found.push(base64);
       }
     }
@@ -94,9 +101,16 @@ export function parseSpMetadata(xml: string): SpMetadata {
   const acs = endpoints(sp, 'AssertionConsumerService');
   if (!acs.some((endpoint) => endpoint.binding === BINDINGS.post)) throw new MetadataProblem('no AssertionConsumerService with the HTTP-POST binding');
   const authnRequestsSigned = sp.getAttribute('AuthnRequestsSigned') === 'true' || sp.getAttribute('AuthnRequestsSigned') === '1';
-  const certs = certificates(sp);
+  const certs = certificates(sp, 'signing');
   if (authnRequestsSigned && !certs.length) throw new MetadataProblem('AuthnRequestsSigned is true but there is no signing certificate');
-  return { entityId, acs, slo: endpoints(sp, 'SingleLogoutService'), certificates: certs, authnRequestsSigned };
+  return {
+    entityId,
+    acs,
+    slo: endpoints(sp, 'SingleLogoutService'),
+    certificates: certs,
+    encryptionCertificates: certificates(sp, 'encryption'),
+    authnRequestsSigned,
+  };
 }
 
 export { SamlRefused };
