@@ -181,7 +181,10 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   router.post('/:uid/password/reset', forgotPasswordStep(kit, selfService));
   // A login held for its email goes on as its first factor would have.
   const afterPasskey = afterPasskeyStep(kit, events, mailVerification);
-  router.post('/:uid/mail/verification', mailVerification.post((ctx, loaded, user) => (user.passkey ? afterPasskey : afterPassword)(ctx, loaded, user)));
+  router.post(
+    '/:uid/mail/verification',
+    mailVerification.post((ctx, loaded, user) => (user.passkey ? afterPasskey : afterPassword)(ctx, loaded, user)),
+  );
   router.post('/:uid/mail/verification/resend', mailVerification.resend);
   router.post('/:uid/idp/:idpId', external.start);
   router.get('/:uid/idps/return', external.complete);

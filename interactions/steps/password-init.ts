@@ -64,7 +64,8 @@ export function passwordCodeRoutes(router: Router, pages: CodePageKit, deps: Sel
       const title = purpose === 'init' ? c.s.initTitle : c.s.resetTitle;
       return render(ctx, codeDonePage(c, title, purpose === 'init' ? c.s.initDone : c.s.resetDone, pages.continueUrl(values.authRequestId)));
     }
-    if (outcome.result === 'password') return show(ctx, c, { ...values, error: c.s.passwordRejected.replace('{reason}', passwordPolicyText(c.t, password, outcome.policy) ?? '') }, 400);
+    if (outcome.result === 'password')
+      return show(ctx, c, { ...values, error: c.s.passwordRejected.replace('{reason}', passwordPolicyText(c.t, password, outcome.policy) ?? '') }, 400);
     await pages.failed(ctx);
     show(ctx, c, { ...values, error: refusalText(c.t, c.s, outcome.result) }, 400);
   });

@@ -43,7 +43,11 @@ export function tooManyMessages(): ResourceExhausted {
  * undefined. With no user found, the instance default answers, so an
  * unknown holder is told what a user of an org without an override would be.
  */
-async function newPasswordProblem(deps: Pick<SelfServiceDeps, 'db' | 'settings'>, user: UserRow | undefined, password: string): Promise<PasswordPolicy | undefined> {
+async function newPasswordProblem(
+  deps: Pick<SelfServiceDeps, 'db' | 'settings'>,
+  user: UserRow | undefined,
+  password: string,
+): Promise<PasswordPolicy | undefined> {
   const kind = deps.settings.passwordComplexity;
   const policy = user ? await orgPasswordPolicy(deps.db, kind, user.org_id) : await instancePasswordPolicy(deps.db, kind);
   return passwordRulesBroken(password, policy).length ? policy : undefined;
@@ -112,7 +116,10 @@ export async function resendInitialization(
 /** Who a code page means: the link's user id, or the login name typed on the login page. */
 export type CodeHolder = { userId: string } | { loginName: string };
 
-export type PasswordCodeOutcome = { result: 'ok'; userId: string } | { result: Exclude<CodeCheck, 'ok'> | 'locked' } | { result: 'password'; policy: PasswordPolicy };
+export type PasswordCodeOutcome =
+  | { result: 'ok'; userId: string }
+  | { result: Exclude<CodeCheck, 'ok'> | 'locked' }
+  | { result: 'password'; policy: PasswordPolicy };
 
 async function holderOf(deps: Pick<SelfServiceDeps, 'db'>, holder: CodeHolder): Promise<UserRow | undefined> {
   const id = 'userId' in holder ? holder.userId : (await humanByLoginName(deps.db, holder.loginName))?.id;
