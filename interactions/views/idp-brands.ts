@@ -9,7 +9,7 @@
 // white, #8C8C8C border, #5E5E5E text; dark: #2F2F2F, white text). Any
 // other kind (generic OIDC and OAuth, LDAP, SAML) is a neutral button that
 // names the provider. Their rules are in the pages' style sheet
-// (src/pages/layout.ts). docs/idps.md, "The login page".
+// (src/pages/layout.ts). docs/idps.md, "What happens at sign-in".
 
 export type IdpBrand = 'google' | 'github' | 'gitlab' | 'microsoft' | 'neutral';
 

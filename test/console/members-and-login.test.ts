@@ -28,7 +28,7 @@ import { type Mailbox, mailbox, shot, typedCode } from '../mail-flows/support.ts
 //   sign-in held for the email verification like a password one
 //   (docs/self-service.md), the broken password rule named in German on the
 //   code pages, and the external providers' buttons in their brands
-//   (docs/idps.md, "The login page").
+//   (docs/idps.md, "What happens at sign-in").
 
 const PASSWORD = 'Member-Passw0rd!';
 let scene: ConsoleScene;
