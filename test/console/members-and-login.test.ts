@@ -320,38 +320,40 @@ describe('in Chromium: the login pages', { skip: needsChromium }, () => {
       assert.equal((await api('POST', '/management/v1/policies/login/idps', { idpId: created.body.id })).status, 200);
     }
     try {
-      for (const [scheme, width] of [
-        ['light', 1280],
-        ['dark', 375],
+      // One page, seen first at phone width in dark mode, then on a desktop in light mode.
+      const { page } = await freshPage({ colorScheme: 'dark', viewport: { width: 375, height: 900 } });
+      await startCodeFlow(page, config, rp);
+      await page.waitForSelector('.idps');
+      const buttons = page.locator('.idps button');
+      assert.deepEqual(
+        await buttons.evaluateAll((all) => all.map((b) => [b.className, b.textContent?.trim(), b.querySelectorAll('svg[aria-hidden=true]').length])),
+        [
+          ['idp idp-google', 'Sign in with Google', 1],
+          ['idp idp-github', 'Sign in with GitHub', 1],
+          ['idp idp-gitlab', 'Sign in with GitLab', 1],
+          ['idp idp-microsoft', 'Sign in with Microsoft', 1],
+          ['idp idp-neutral', 'Sign in with Acme SSO', 0],
+        ],
+      );
+      // From the last control before them, Tab reaches the first button, with a visible outline.
+      await page.getByRole('button', { name: 'Sign in with Google' }).focus();
+      await page.keyboard.press('Shift+Tab');
+      await page.keyboard.press('Tab');
+      const focused = await page.evaluate(() => {
+        const active = document.activeElement as HTMLElement;
+        const style = getComputedStyle(active);
+        return [active.textContent?.trim(), style.outlineStyle, style.outlineWidth];
+      });
+      assert.deepEqual(focused, ['Sign in with Google', 'solid', '3px']);
+      const github = page.getByRole('button', { name: 'Sign in with GitHub' });
+      const colours = () => github.evaluate((b) => [getComputedStyle(b).backgroundColor, getComputedStyle(b).color]);
+      for (const [scheme, width, expected] of [
+        ['dark', 375, ['rgb(246, 248, 250)', 'rgb(36, 41, 47)']],
+        ['light', 1280, ['rgb(36, 41, 47)', 'rgb(255, 255, 255)']],
       ] as const) {
-        const { page } = await freshPage({ colorScheme: scheme, viewport: { width, height: 900 } });
-        await startCodeFlow(page, config, rp);
-        await page.waitForSelector('.idps');
-        const buttons = page.locator('.idps button');
-        assert.deepEqual(
-          await buttons.evaluateAll((all) => all.map((b) => [b.className, b.textContent?.trim(), b.querySelectorAll('svg[aria-hidden=true]').length])),
-          [
-            ['idp idp-google', 'Sign in with Google', 1],
-            ['idp idp-github', 'Sign in with GitHub', 1],
-            ['idp idp-gitlab', 'Sign in with GitLab', 1],
-            ['idp idp-microsoft', 'Sign in with Microsoft', 1],
-            ['idp idp-neutral', 'Sign in with Acme SSO', 0],
-          ],
-        );
-        const github = page.getByRole('button', { name: 'Sign in with GitHub' });
-        const colours = await github.evaluate((b) => [getComputedStyle(b).backgroundColor, getComputedStyle(b).color]);
-        assert.deepEqual(colours, scheme === 'light' ? ['rgb(36, 41, 47)', 'rgb(255, 255, 255)'] : ['rgb(246, 248, 250)', 'rgb(36, 41, 47)']);
-
-        // From the last control before them, Tab reaches the first button, with a visible outline.
-        await page.getByRole('button', { name: 'Sign in with Google' }).focus();
-        await page.keyboard.press('Shift+Tab');
-        await page.keyboard.press('Tab');
-        const focused = await page.evaluate(() => {
-          const active = document.activeElement as HTMLElement;
-          const style = getComputedStyle(active);
-          return [active.textContent?.trim(), style.outlineStyle, style.outlineWidth];
-        });
-        assert.deepEqual(focused, ['Sign in with Google', 'solid', '3px']);
+        await page.emulateMedia({ colorScheme: scheme });
+        await page.setViewportSize({ width, height: 900 });
+        assert.deepEqual(await colours(), expected, `GitHub's colours (${scheme})`);
         await assertNoSideScroll(page, `login page (${scheme}, ${width} px)`);
         await assertAccessible(page, `login page (${scheme})`);
         await shot(page, `login-idps-${scheme}-${width}`);
