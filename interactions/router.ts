@@ -27,7 +27,7 @@ import { securityRoutes } from './account/security-page.ts';
 import { consentStep } from './steps/consent.ts';
 import { factorSetupStep } from './steps/factor-setup.ts';
 import { loginNameStep } from './steps/login-name.ts';
-import { passwordlessStep } from './steps/passkey.ts';
+import { afterPasskeyStep, passwordlessStep } from './steps/passkey.ts';
 import { afterPasswordStep, passwordStep } from './steps/password.ts';
 import { forgotPasswordStep, passwordCodeRoutes } from './steps/password-init.ts';
 import { mailVerificationLinkRoutes, mailVerificationStep } from './steps/mail-verification.ts';
@@ -179,12 +179,17 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   router.post('/:uid/login-name', loginName.post);
   router.post('/:uid/password', passwordStep(kit, { ...deps, events, announce, linkPending }, afterPassword));
   router.post('/:uid/password/reset', forgotPasswordStep(kit, selfService));
-  router.post('/:uid/mail/verification', mailVerification.post(afterPassword));
+  // A login held for its email goes on as its first factor would have.
+  const afterPasskey = afterPasskeyStep(kit, events, mailVerification);
+  router.post(
+    '/:uid/mail/verification',
+    mailVerification.post((ctx, loaded, user) => (user.passkey ? afterPasskey : afterPassword)(ctx, loaded, user)),
+  );
   router.post('/:uid/mail/verification/resend', mailVerification.resend);
   router.post('/:uid/idp/:idpId', external.start);
   router.get('/:uid/idps/return', external.complete);
   router.post('/:uid/ldap/:idpId', ldap.post);
-  router.post('/:uid/passkey', passwordlessStep(kit, env, deps.policies, events, deps.throttle, loginName.show));
+  router.post('/:uid/passkey', passwordlessStep(kit, env, deps.policies, deps.throttle, loginName.show, afterPasskey));
   for (const factor of SECOND_FACTORS) {
     router.post(`/:uid/${factor.verifyPath}`, secondFactor.verify(factor));
     router.post(`/:uid/${factor.setupPath}`, factorSetup.confirm(factor));

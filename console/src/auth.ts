@@ -94,6 +94,12 @@ export function currentSession(): Session | undefined {
   return session && session.expiresAt > Date.now() + 5000 ? session : undefined;
 }
 
+/** The signed-in user's id (the ID token's `sub`): to warn before users change their own roles, never to grant anything. */
+export function signedInUserId(): string | undefined {
+  const sub = claimsOf(currentSession()?.idToken ?? '').sub;
+  return typeof sub === 'string' ? sub : undefined;
+}
+
 export function forgetSession(): void {
   sessionStorage.removeItem(SESSION);
 }

@@ -91,7 +91,7 @@ export function externalIdpStep(
   }
 
   async function offered(loaded: Loaded): Promise<IdpButton[]> {
-    return (await offeredIdps(loaded)).map((idp) => ({ id: idp.idpId, name: idp.name }));
+    return (await offeredIdps(loaded)).map((idp) => ({ id: idp.idpId, name: idp.name, type: idp.type }));
   }
 
   /** The provider, when the app's login offers it. */

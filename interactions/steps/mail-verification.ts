@@ -15,9 +15,11 @@ import { codeOf, type CodePageKit, refusalText } from './code-page-kit.ts';
 
 /** The login the verification page holds up: its user, under a key of its own (no other step takes it for a pending second factor). */
 const WAITING = 'waitingForEmail';
-interface Waiting {
+export interface Waiting {
   accountId: string;
   loginName: string;
+  /** The first factor was a passkey, which is both factors at once: after the email the login ends, with no second factor to ask. */
+  passkey?: boolean;
 }
 
 /** What follows a verified email inside a login: the rest of the steps after the first factor. */

@@ -10,6 +10,7 @@ import type { FactorEnv } from '../factors/index.ts';
 import { passkeyAnswer, passkeyError } from '../factors/passkey.ts';
 import type { PasskeyCeremony } from '../views/parts.ts';
 import { userMayAct } from '../../src/domain/may-act.ts';
+import type { AfterFirstFactorStep, MailVerificationStep } from './mail-verification.ts';
 
 /** A passkey alone: a hardware-secured key, unlocked by the user's verification (biometric or PIN). */
 const PASSKEY_AMR = ['hwk', 'user'];
@@ -25,14 +26,27 @@ export async function passwordlessOffer(env: FactorEnv, policies: EffectivePolic
   return { ...(await authenticationCeremony(env.db, env.challenges, env.rp)), action: `${loaded.page.action}/passkey`, csrf: loaded.page.csrf };
 }
 
+/**
+ * What follows a passkey alone: the email verification the login policy
+ * asks for (requireEmailVerification holds whatever the first factor, as for
+ * a password), then done; the passkey already proved two factors.
+ */
+export function afterPasskeyStep(kit: InteractionKit, events: LoginEvents, mailVerification: MailVerificationStep): AfterFirstFactorStep {
+  return async (ctx, loaded, user) => {
+    if (await mailVerification.required(user.accountId)) return mailVerification.begin(ctx, loaded, { ...user, passkey: true });
+    events.succeeded(ctx, user.accountId);
+    await kit.finishLogin(ctx, loaded, user.accountId, {}, PASSKEY_AMR);
+  };
+}
+
 /** Passwordless: a discoverable credential, user verification required; no login name typed. */
 export function passwordlessStep(
   kit: InteractionKit,
   env: FactorEnv,
   policies: EffectivePolicy,
-  events: LoginEvents,
   throttle: AuthThrottle | undefined,
   showLoginName: ShowLoginName,
+  proceed: AfterFirstFactorStep,
 ): (ctx: Context) => Promise<void> {
   return async (ctx) => {
     const loaded = await kit.load(ctx);
@@ -49,7 +63,6 @@ export function passwordlessStep(
     const user = await findUser(env.db, outcome.value);
     if (!userMayAct(user)) return showLoginName(ctx, loaded, { error: loaded.page.t.accountLocked }, 400);
     if (!(await passwordlessAllowed(policies, user.org_id))) return notAllowed();
-    events.succeeded(ctx, user.id);
-    await kit.finishLogin(ctx, loaded, user.id, {}, PASSKEY_AMR);
+    await proceed(ctx, loaded, { accountId: user.id, loginName: user.user_name });
   };
 }

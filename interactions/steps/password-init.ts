@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { requestPasswordReset, setPasswordWithCode, type CodeHolder, type SelfServiceDeps } from '../../src/commands/password-codes.ts';
 import { CODE_PAGES } from '../../src/commands/verification-codes.ts';
 import { INTERACTION_PATH } from '../../src/engine/routes.ts';
+import { passwordPolicyText } from '../../src/pages/password-rules.ts';
 import { form, type InteractionKit, render, text } from '../context.ts';
 import { codeDonePage, type CodeFormValues, type CodePageContext, codePasswordPage } from '../views/self-service.ts';
 import { codeOf, type CodePageKit, refusalText } from './code-page-kit.ts';
@@ -63,7 +64,8 @@ export function passwordCodeRoutes(router: Router, pages: CodePageKit, deps: Sel
       const title = purpose === 'init' ? c.s.initTitle : c.s.resetTitle;
       return render(ctx, codeDonePage(c, title, purpose === 'init' ? c.s.initDone : c.s.resetDone, pages.continueUrl(values.authRequestId)));
     }
-    if (outcome.result === 'password') return show(ctx, c, { ...values, error: c.s.passwordRejected.replace('{reason}', outcome.reason) }, 400);
+    if (outcome.result === 'password')
+      return show(ctx, c, { ...values, error: c.s.passwordRejected.replace('{reason}', passwordPolicyText(c.t, password, outcome.policy) ?? '') }, 400);
     await pages.failed(ctx);
     show(ctx, c, { ...values, error: refusalText(c.t, c.s, outcome.result) }, 400);
   });

@@ -1,24 +1,28 @@
 import { escapeHtml as e, page } from '../../src/pages/layout.ts';
 import { translate } from '../../src/pages/i18n.ts';
 import { errorBox, hidden, type PageContext } from './parts.ts';
+import { brandMark, brandOf } from './idp-brands.ts';
 
 /** A provider the login-name page offers. */
 export interface IdpButton {
   id: string;
   name: string;
+  /** IDP_TYPE_…: how its button looks (idp-brands.ts). */
+  type?: string;
 }
 
 /** One button per provider of the login policy (docs/idps.md); each a POST, so it carries the CSRF token. */
 export function idpButtons(c: PageContext, idps: IdpButton[]): string {
   if (!idps.length) return '';
   const buttons = idps
-    .map(
-      (idp) => `
+    .map((idp) => {
+      const brand = brandOf(idp.type);
+      return `
 <form method="post" action="${e(c.action)}/idp/${e(idp.id)}">
   ${hidden('csrf', c.csrf)}
-  <button type="submit" class="secondary-button idp">${e(translate(c.t, 'idpSignInWith', { idp: idp.name }))}</button>
-</form>`,
-    )
+  <button type="submit" class="idp idp-${brand}">${brandMark(brand)}<span>${e(translate(c.t, 'idpSignInWith', { idp: idp.name }))}</span></button>
+</form>`;
+    })
     .join('');
   return `<p class="or">${e(c.t.or)}</p><div class="idps">${buttons}</div>`;
 }

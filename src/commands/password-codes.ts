@@ -5,7 +5,7 @@ import { spendCodes } from '../storage/verification-codes.ts';
 import { hasPassword, markEmailVerified, setPassword } from '../storage/self-service-changes.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
 import { hashPassword } from '../security/passwords.ts';
-import { passwordPolicyViolation } from '../domain/password-policy.ts';
+import { passwordRulesBroken, type PasswordPolicy } from '../domain/password-policy.ts';
 import { InvalidArgument, ResourceExhausted } from '../domain/errors.ts';
 import { CODE_MESSAGE_WINDOW_SECONDS, type CodeCheck } from '../domain/verification-codes.ts';
 import type { Principal } from '../domain/roles.ts';
@@ -39,14 +39,18 @@ export function tooManyMessages(): ResourceExhausted {
 }
 
 /**
- * The reason a new password breaks the complexity policy of the user's org,
- * or undefined. With no user found, the instance default answers, so an
+ * The complexity policy a new password breaks (that of the user's org), or
+ * undefined. With no user found, the instance default answers, so an
  * unknown holder is told what a user of an org without an override would be.
  */
-async function newPasswordProblem(deps: Pick<SelfServiceDeps, 'db' | 'settings'>, user: UserRow | undefined, password: string): Promise<string | undefined> {
+async function newPasswordProblem(
+  deps: Pick<SelfServiceDeps, 'db' | 'settings'>,
+  user: UserRow | undefined,
+  password: string,
+): Promise<PasswordPolicy | undefined> {
   const kind = deps.settings.passwordComplexity;
   const policy = user ? await orgPasswordPolicy(deps.db, kind, user.org_id) : await instancePasswordPolicy(deps.db, kind);
-  return passwordPolicyViolation(password, policy);
+  return passwordRulesBroken(password, policy).length ? policy : undefined;
 }
 
 /**
@@ -112,7 +116,10 @@ export async function resendInitialization(
 /** Who a code page means: the link's user id, or the login name typed on the login page. */
 export type CodeHolder = { userId: string } | { loginName: string };
 
-export type PasswordCodeOutcome = { result: 'ok'; userId: string } | { result: Exclude<CodeCheck, 'ok'> | 'locked' } | { result: 'password'; reason: string };
+export type PasswordCodeOutcome =
+  | { result: 'ok'; userId: string }
+  | { result: Exclude<CodeCheck, 'ok'> | 'locked' }
+  | { result: 'password'; policy: PasswordPolicy };
 
 async function holderOf(deps: Pick<SelfServiceDeps, 'db'>, holder: CodeHolder): Promise<UserRow | undefined> {
   const id = 'userId' in holder ? holder.userId : (await humanByLoginName(deps.db, holder.loginName))?.id;
@@ -138,8 +145,9 @@ export async function setPasswordWithCode(
   // Hashed first, whoever the holder is: the time taken tells no unknown login name from a known one.
   const passwordHash = await hashPassword(password);
   const user = await holderOf(deps, holder);
-  const reason = await newPasswordProblem(deps, user, password);
-  if (reason) return { result: 'password', reason };
+  // The page names the broken rules in its own language (src/pages/password-rules.ts).
+  const policy = await newPasswordProblem(deps, user, password);
+  if (policy) return { result: 'password', policy };
   if (!user) return { result: 'wrong' };
   if (user.state === 'locked') return { result: 'locked' };
   const ref = { id: user.id, orgId: user.org_id };

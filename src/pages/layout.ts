@@ -19,7 +19,7 @@ export function escapeHtml(value: unknown): string {
  * no inline script or style at all; the content hash in each path lets
  * browsers cache them for good.
  */
-const STYLES = `:root { --accent: #2f5bea; --accent-dark: #2446b8; --text: #1d2330; --muted: #5b6478; --line: #d9dde6; --error: #b42318; }
+const STYLES = `:root { --accent: #2f5bea; --accent-dark: #2446b8; --text: #1d2330; --muted: #5b6478; --line: #d9dde6; --error: #b42318; --field: #fff; --focus: #2f5bea; }
 * { box-sizing: border-box; }
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background: #f4f5f7; color: var(--text); margin: 0; min-height: 100vh; display: grid; place-items: center; }
 main { background: #fff; border-radius: 14px; box-shadow: 0 4px 24px rgba(20, 30, 60, .08); padding: 2.25rem 2.5rem; width: min(26rem, calc(100% - 2rem)); margin: 2rem 0; }
@@ -66,6 +66,42 @@ form.passkey button { width: 100%; }
 .secondary-button:hover { background: #f6f8fe; }
 ul.passkeys { list-style: none; padding: 0; margin: 0 0 1rem; }
 ul.passkeys li { display: flex; justify-content: space-between; align-items: center; gap: 1rem; overflow-wrap: anywhere; }
+/* External providers' buttons (interactions/views/idp-brands.ts). */
+.idps { display: grid; gap: .6rem; }
+.idps form { margin: 0; }
+button.idp { width: 100%; display: flex; align-items: center; justify-content: center; gap: .75rem; min-height: 2.75rem; padding: .6rem 1rem; border: 1px solid var(--line); background: #fff; color: var(--text); font-weight: 500; overflow-wrap: anywhere; }
+button.idp:hover { background: #f6f7f9; }
+button.idp:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+.idp-mark { flex: none; }
+button.idp-google { border-color: #747775; color: #1F1F1F; font-family: Roboto, system-ui, sans-serif; }
+button.idp-github { background: #24292F; border-color: #24292F; color: #fff; }
+button.idp-github:hover { background: #32383F; }
+button.idp-gitlab { border-color: #FC6D26; color: #171321; }
+button.idp-microsoft { border-color: #8C8C8C; color: #5E5E5E; font-family: "Segoe UI", system-ui, sans-serif; font-weight: 600; }
+@media (prefers-color-scheme: dark) {
+  button.idp { background: var(--field); }
+  button.idp:hover, button.idp-google:hover, button.idp-microsoft:hover { background: #242a38; }
+  button.idp-google { background: #131314; border-color: #8E918F; color: #E3E3E3; }
+  button.idp-github { background: #F6F8FA; border-color: #F6F8FA; color: #24292F; }
+  button.idp-github:hover { background: #fff; }
+  button.idp-gitlab { color: var(--text); }
+  button.idp-microsoft { background: #2F2F2F; border-color: #2F2F2F; color: #fff; }
+}
+/* The system's dark mode: the same page in dark colours, every text at WCAG AA contrast. */
+@media (prefers-color-scheme: dark) {
+  :root { color-scheme: dark; --accent: #9db4ff; --accent-dark: #c2d0ff; --text: #e6e8ee; --muted: #aab1c0; --line: #434a5a; --error: #ffb4ab; --field: #151820; --focus: #9db4ff; }
+  body { background: #0e1015; }
+  main { background: #1b1e26; box-shadow: none; }
+  button, .button { color: #10141f; }
+  input[type=text], input[type=email], input[type=password] { background: var(--field); color: var(--text); }
+  .secondary, .secondary:hover { color: var(--accent); }
+  .secondary-button { background: transparent; }
+  .secondary-button:hover, ul.accounts button:hover { background: #242a38; }
+  .error { background: #3b1614; border-color: #7a2a24; }
+  .notice { color: #a6f4c5; background: #0b2a1c; border-color: #1d5c3c; }
+  code { background: #2a2f3a; }
+  .avatar { background: #2a3352; }
+}
 @media (max-width: 420px) { main { padding: 1.5rem 1.25rem; } .row { grid-template-columns: 1fr; } }
 `;
 

@@ -220,6 +220,34 @@ describe('PUT and DELETE /management/v1/orgs/me/members/{userId}', () => {
     assert.equal(await rolesOf(admin), undefined);
   });
 
+  test('cross-org tokens: an owner of one org changes no member of another (header or not), nor a member who owns another org; nothing changes', async () => {
+    // Erika owns the first org only; Olga owns Members Org only.
+    const erika = await newHuman('erika', 'Erika Elsewhere', firstOrgId);
+    await addOrgMember(erika, ['ORG_OWNER'], firstOrgId);
+    const erikaToken = await insertPat(server, erika);
+    const firstMember = await newHuman('felix', 'Felix First', firstOrgId);
+    await addOrgMember(firstMember, ['ORG_USER_MANAGER'], firstOrgId);
+    // Olga's token aimed at the first org, and Erika's at Members Org: not their org.
+    for (const [token, inOrg, userId] of [
+      [ownerToken, firstOrgId, firstMember],
+      [erikaToken, orgId, managerId],
+    ] as const) {
+      assertError(await api('PUT', `${ORG_MEMBERS}/${userId}`, { token, orgId: inOrg, body: { roles: ['ORG_OWNER'] } }), 403);
+      assertError(await api('DELETE', `${ORG_MEMBERS}/${userId}`, { token, orgId: inOrg }), 403);
+    }
+    // Without the header Erika acts in her own org, where Manfred is no member.
+    assertError(await api('PUT', `${ORG_MEMBERS}/${managerId}`, { token: erikaToken, body: { roles: ['ORG_OWNER'] } }), 404);
+    // Erika joins Members Org as a user manager: Olga owns that org but not Erika's own, so Erika is beyond her.
+    await addOrgMember(erika, ['ORG_USER_MANAGER']);
+    assertError(await api('PUT', `${ORG_MEMBERS}/${erika}`, { token: ownerToken, body: { roles: ['ORG_END_USER_IMPERSONATOR'] } }), 403);
+    assertError(await api('DELETE', `${ORG_MEMBERS}/${erika}`, { token: ownerToken }), 403);
+    assert.deepEqual(await rolesOf(erika), ['ORG_USER_MANAGER']);
+    assert.deepEqual(await rolesOf(managerId), ['ORG_USER_MANAGER']);
+    assert.deepEqual(await rolesOf(firstMember, firstOrgId), ['ORG_USER_MANAGER']);
+    // An instance owner may.
+    assert.equal((await api('DELETE', `${ORG_MEMBERS}/${erika}`, { orgId })).status, 200);
+  });
+
   test('a removed member loses the org’s API at once', async () => {
     const leaver = await newHuman('lena', 'Lena Leaver');
     await addOrgMember(leaver, ['ORG_OWNER']);

@@ -33,11 +33,12 @@ export interface ConsoleScene {
   stop(): Promise<void>;
 }
 
-export async function startConsoleScene(): Promise<ConsoleScene> {
+/** `env`: more server settings (an SMTP server to read codes from). */
+export async function startConsoleScene(env: Record<string, string> = {}): Promise<ConsoleScene> {
   mkdirSync(SHOTS, { recursive: true });
   const port = await freePort();
   const [server, browser] = await Promise.all([
-    testServer({ env: { PORT: String(port), ISSUER: `http://localhost:${port}`, ADMIN_PASSWORD: CONSOLE_ADMIN.password } }),
+    testServer({ env: { PORT: String(port), ISSUER: `http://localhost:${port}`, ADMIN_PASSWORD: CONSOLE_ADMIN.password, ...env } }),
     launchBrowser(),
   ]);
   const consoleUrl = `${server.issuer}/ui/console/`;

@@ -220,6 +220,13 @@ export const en = {
   ORG_END_USER_IMPERSONATOR: 'May impersonate end users',
   IAM_OWNER: 'Instance owner',
   IAM_END_USER_IMPERSONATOR: 'May impersonate end users (instance)',
+  changeRolesOf: 'Roles of {name}',
+  saveRoles: 'Save roles',
+  rolesSaved: 'Roles saved.',
+  confirmOwnOwnerRole: 'You are giving up your own owner role. Afterwards you can no longer manage these members. Go ahead?',
+  lastOwnerRefused: 'The last owner keeps the owner role: make another member owner first.',
+  needsEveryRole: 'You may change only members who hold no role you lack.',
+  chooseOneRole: 'Choose at least one role.',
   // orgs
   orgSettings: 'Organization',
   orgName: 'Name of the organization',
