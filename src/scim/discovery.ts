@@ -3,7 +3,7 @@ import { MAX_BODY_BYTES } from '../admin/json-body.ts';
 
 // What a SCIM client reads to learn what this service offers (RFC 7644 4,
 // RFC 7643 5–7): one resource type (User; Groups are not offered), PATCH,
-// filters and sorting, no bulk, no ETags, no password change.
+// filters and sorting, ETags, no bulk, no password change.
 
 /** Most resources one list page holds (RFC 7644 3.4.2.4 `count`), and the page when `count` is not given. */
 export const MAX_RESULTS = 200;
@@ -21,7 +21,7 @@ export function serviceProviderConfig(base: string) {
     filter: { supported: true, maxResults: MAX_RESULTS },
     changePassword: { supported: false },
     sort: { supported: true },
-    etag: { supported: false },
+    etag: { supported: true },
     authenticationSchemes: [
       {
         type: 'oauthbearertoken',

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../logger.ts';
 import { AlreadyExists, InvalidArgument, NotFound } from '../domain/errors.ts';
-import { ScimInvalid } from '../domain/scim/errors.ts';
+import { PreconditionFailed, ScimInvalid } from '../domain/scim/errors.ts';
 import { ERROR_SCHEMA } from '../domain/scim/user.ts';
 import { toWire } from '../admin/errors.ts';
 
@@ -22,6 +22,12 @@ function scimTypeOf(err: unknown): string | undefined {
   return undefined;
 }
 
+/** The status only SCIM answers (RFC 7644 3.12, 3.14): 412 for a failed If-Match. */
+function scimOnly(err: unknown): { status: number; body: { message: string }; authenticate?: string; retryAfter?: number } | undefined {
+  if (err instanceof PreconditionFailed) return { status: 412, body: { message: err.message } };
+  return undefined;
+}
+
 /**
  * Errors become SCIM error bodies here. The status (and the challenge and
  * Retry-After headers) come from the one mapping of the APIs
@@ -37,7 +43,7 @@ export function scimErrors(log: Logger): Middleware {
         ctx.type = SCIM_CONTENT_TYPE;
       }
     } catch (err) {
-      const wire = toWire(err, ctx.state.requestId);
+      const wire = scimOnly(err) ?? toWire(err, ctx.state.requestId);
       if (wire.status === 500) log.error({ err, requestId: ctx.state.requestId }, 'SCIM API error');
       const scimType = scimTypeOf(err);
       const body: ScimErrorBody = { schemas: [ERROR_SCHEMA], status: String(wire.status), ...(scimType ? { scimType } : {}), detail: wire.body.message };

@@ -76,6 +76,14 @@ export function scimRouter({ db, log, settings, verifiers, announce, engine, thr
   });
   const users = scimUserRoutes(db, announce, settings, baseOf);
   router.use(users.routes(), users.allowedMethods({ throw: false }));
+  // Not offered (docs/decisions.md): a 404 that says so. Not RFC 7644's
+  // 501, which clients such as Entra ID retry as a server fault.
+  router.all(['/Groups', '/Groups/{*rest}'], () => {
+    throw new NotFound('Groups are not offered by this service: grant roles in the console or the management API');
+  });
+  router.all('/Bulk', () => {
+    throw new NotFound('Bulk is not offered by this service: send each operation as its own request');
+  });
   // Every other path under the org is answered here (so errors keep the
   // SCIM shape): 405 where another method is served, else 404.
   router.all('/{*rest}', (ctx) => {

@@ -4,7 +4,9 @@ import type { Database } from '../storage/database.ts';
 import type { Announce } from '../storage/invalidation.ts';
 import type { Principal } from '../domain/roles.ts';
 import { NotFound } from '../domain/errors.ts';
-import { ScimInvalid } from '../domain/scim/errors.ts';
+import { PreconditionFailed, ScimInvalid } from '../domain/scim/errors.ts';
+import { etagOf, tagCondition } from '../domain/scim/etag.ts';
+import { project, type Projection } from '../domain/scim/projection.ts';
 import {
   LIST_RESPONSE_SCHEMA,
   canonicalResource,
@@ -17,12 +19,13 @@ import {
 } from '../domain/scim/user.ts';
 import { applyPatch, patchOperations } from '../domain/scim/patch.ts';
 import { getScimUser, searchScimUsers } from '../queries/scim-users.ts';
-import { changeScimUser, createScimUser } from '../commands/scim-users.ts';
-import { removeUser } from '../commands/remove-user.ts';
+import { changeScimUser, createScimUser, removeScimUser, type Precondition } from '../commands/scim-users.ts';
+import type { ScimListQuery } from '../storage/scim-users.ts';
 import type { OrgSettings } from '../commands/setup-org.ts';
 import { validator } from '../admin/validate.ts';
 import { userResourceSchema } from './user-schema.ts';
-import { listQueryOf } from './list-query.ts';
+import { listQueryOf, projectionOfQuery } from './list-query.ts';
+import { searchOf } from './search.ts';
 import { SCIM_CONTENT_TYPE } from './errors.ts';
 
 const checkResource = validator<ValidUserResource>(userResourceSchema);
@@ -39,11 +42,23 @@ function withoutPassword(resource: ValidUserResource): ScimUser {
 }
 
 const principal = (ctx: Context) => ctx.state.principal as Principal;
+
+/** The request's If-Match (RFC 7644 3.14), met by the user's current version or 412; none: any version. */
+function ifMatch(ctx: Context): Precondition {
+  const header = ctx.get('If-Match');
+  if (!header) return () => {};
+  const meets = tagCondition(header, 'If-Match');
+  return (current) => {
+    if (!meets(current.version)) throw new PreconditionFailed(`the User has changed: its version is now ${etagOf(current.version)}`);
+  };
+}
 const orgIdOf = (ctx: Context) => ctx.params.orgId!;
 
 /**
  * The Users endpoint of RFC 7644 3 for one org: list with filter, sort and
- * page; create; read; replace (PUT); PATCH; delete. `base` is the org's
+ * page (GET, or POST .search); create; read; replace (PUT); PATCH; delete;
+ * each answer in the projection its query asks for, each single answer
+ * with its ETag; If-Match and If-None-Match honoured. `base` is the org's
  * SCIM base URL, for `meta.location` and the Location header.
  */
 export function scimUserRoutes(db: Database, announce: Announce, settings: OrgSettings, baseOf: (ctx: Context) => string): Router {
@@ -53,16 +68,16 @@ export function scimUserRoutes(db: Database, announce: Announce, settings: OrgSe
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(value)) throw new NotFound(`no User ${value.slice(0, 64)}`);
     return next();
   });
-  const answer = (ctx: Context, user: StoredScimUser, status = 200) => {
+  // The projection is read before anything is written, so a malformed one changes nothing.
+  const answer = (ctx: Context, user: StoredScimUser, projection: Projection | undefined, status = 200) => {
     const location = `${baseOf(ctx)}/Users/${user.id}`;
     ctx.status = status;
     ctx.type = SCIM_CONTENT_TYPE;
-    ctx.body = userResponse(user, location);
+    ctx.set('ETag', etagOf(user.version));
+    ctx.body = project(userResponse(user, location), projection);
     if (status === 201) ctx.set('Location', location);
   };
-
-  router.get('/Users', async (ctx) => {
-    const query = listQueryOf(ctx.query);
+  const list = async (ctx: Context, query: ScimListQuery & { startIndex: number }, projection: Projection | undefined) => {
     const { total, users } = await searchScimUsers(db, principal(ctx), orgIdOf(ctx), query);
     ctx.type = SCIM_CONTENT_TYPE;
     ctx.body = {
@@ -70,35 +85,57 @@ export function scimUserRoutes(db: Database, announce: Announce, settings: OrgSe
       totalResults: total,
       startIndex: query.startIndex,
       itemsPerPage: users.length,
-      Resources: users.map((user) => userResponse(user, `${baseOf(ctx)}/Users/${user.id}`)),
+      Resources: users.map((user) => project(userResponse(user, `${baseOf(ctx)}/Users/${user.id}`), projection)),
     };
+  };
+
+  router.get('/Users', async (ctx) => {
+    await list(ctx, listQueryOf(ctx.query), projectionOfQuery(ctx.query));
+  });
+
+  // A search from the root (RFC 7644 3.4.3) spans every resource type: Users are the only one.
+  router.post(['/Users/.search', '/.search'], async (ctx) => {
+    const { query, projection } = searchOf(ctx.request.body);
+    await list(ctx, query, projection);
   });
 
   router.post('/Users', async (ctx) => {
+    const projection = projectionOfQuery(ctx.query);
     const resource = resourceOf(ctx.request.body);
     const user = userOfResource(resource);
-    answer(ctx, await createScimUser(db, announce, settings, principal(ctx), orgIdOf(ctx), user, resource.password), 201);
+    answer(ctx, await createScimUser(db, announce, settings, principal(ctx), orgIdOf(ctx), user, resource.password), projection, 201);
   });
 
   router.get('/Users/:userId', async (ctx) => {
-    answer(ctx, await getScimUser(db, principal(ctx), orgIdOf(ctx), ctx.params.userId!));
+    const header = ctx.get('If-None-Match');
+    const unchanged = header ? tagCondition(header, 'If-None-Match') : undefined;
+    const projection = projectionOfQuery(ctx.query);
+    const user = await getScimUser(db, principal(ctx), orgIdOf(ctx), ctx.params.userId!);
+    if (unchanged?.(user.version)) {
+      ctx.status = 304;
+      ctx.set('ETag', etagOf(user.version));
+      return;
+    }
+    answer(ctx, user, projection);
   });
 
   router.put('/Users/:userId', async (ctx) => {
+    const precondition = ifMatch(ctx);
+    const projection = projectionOfQuery(ctx.query);
     const user = withoutPassword(resourceOf(ctx.request.body));
-    answer(ctx, await changeScimUser(db, announce, principal(ctx), orgIdOf(ctx), ctx.params.userId!, () => user));
+    answer(ctx, await changeScimUser(db, announce, principal(ctx), orgIdOf(ctx), ctx.params.userId!, () => user, precondition), projection);
   });
 
   router.patch('/Users/:userId', async (ctx) => {
+    const precondition = ifMatch(ctx);
+    const projection = projectionOfQuery(ctx.query);
     const operations = patchOperations(ctx.request.body);
     const patched = (current: StoredScimUser) => withoutPassword(resourceOf(applyPatch(resourceOfUser(current), operations)));
-    answer(ctx, await changeScimUser(db, announce, principal(ctx), orgIdOf(ctx), ctx.params.userId!, patched));
+    answer(ctx, await changeScimUser(db, announce, principal(ctx), orgIdOf(ctx), ctx.params.userId!, patched, precondition), projection);
   });
 
   router.delete('/Users/:userId', async (ctx) => {
-    // Only human users are SCIM Users: a machine user of the org is not found here.
-    const user = await getScimUser(db, principal(ctx), orgIdOf(ctx), ctx.params.userId!);
-    await removeUser(db, announce, principal(ctx), orgIdOf(ctx), user.id);
+    await removeScimUser(db, announce, principal(ctx), orgIdOf(ctx), ctx.params.userId!, ifMatch(ctx));
     ctx.status = 204;
   });
 
