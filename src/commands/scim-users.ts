@@ -174,11 +174,11 @@ export async function removeScimUser(
   precondition: Precondition,
 ): Promise<void> {
   assertMayManageUsers(actor, orgId);
-  if (userId === actor.userId) throw new InvalidArgument('a user cannot remove itself');
   await db.transaction(async (tx) => {
     const write = await beginWrite(tx, actor);
     const row = await findScimUser(tx, orgId, userId, true);
     if (!row) throw new NotFound(`no User ${userId}`);
+    if (userId === actor.userId) throw new InvalidArgument('a user cannot remove itself');
     precondition(storedScimUser(row));
     const user = await userToActOn(tx, actor, orgId, userId);
     await deleteUser(write, { id: user.id, orgId, userName: user.user_name });
