@@ -29,10 +29,23 @@ function scimOnly(err: unknown): { status: number; body: { message: string }; au
 }
 
 /**
- * Errors become SCIM error bodies here. The status (and the challenge and
- * Retry-After headers) come from the one mapping of the APIs
+ * An error as the SCIM error body and its status. The status (and the
+ * challenge and Retry-After) come from the one mapping of the APIs
  * (src/admin/errors.ts), so a refusal means the same in both.
  */
+export function scimErrorOf(err: unknown, requestId: string, log: Logger): { status: number; body: ScimErrorBody; authenticate?: string; retryAfter?: number } {
+  const wire = scimOnly(err) ?? toWire(err, requestId);
+  if (wire.status === 500) log.error({ err, requestId }, 'SCIM API error');
+  const scimType = scimTypeOf(err);
+  return {
+    status: wire.status,
+    body: { schemas: [ERROR_SCHEMA], status: String(wire.status), ...(scimType ? { scimType } : {}), detail: wire.body.message },
+    ...(wire.authenticate ? { authenticate: wire.authenticate } : {}),
+    ...(wire.retryAfter ? { retryAfter: wire.retryAfter } : {}),
+  };
+}
+
+/** Errors become SCIM error bodies here. */
 export function scimErrors(log: Logger): Middleware {
   return async (ctx, next) => {
     try {
@@ -43,16 +56,13 @@ export function scimErrors(log: Logger): Middleware {
         ctx.type = SCIM_CONTENT_TYPE;
       }
     } catch (err) {
-      const wire = scimOnly(err) ?? toWire(err, ctx.state.requestId);
-      if (wire.status === 500) log.error({ err, requestId: ctx.state.requestId }, 'SCIM API error');
-      const scimType = scimTypeOf(err);
-      const body: ScimErrorBody = { schemas: [ERROR_SCHEMA], status: String(wire.status), ...(scimType ? { scimType } : {}), detail: wire.body.message };
-      ctx.status = wire.status;
-      ctx.body = body;
+      const error = scimErrorOf(err, ctx.state.requestId, log);
+      ctx.status = error.status;
+      ctx.body = error.body;
       ctx.type = SCIM_CONTENT_TYPE;
       ctx.set('Cache-Control', 'no-store');
-      if (wire.authenticate) ctx.set('WWW-Authenticate', wire.authenticate);
-      if (wire.retryAfter) ctx.set('Retry-After', String(wire.retryAfter));
+      if (error.authenticate) ctx.set('WWW-Authenticate', error.authenticate);
+      if (error.retryAfter) ctx.set('Retry-After', String(error.retryAfter));
     }
   };
 }

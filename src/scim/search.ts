@@ -13,7 +13,22 @@ import { listQueryOf } from './list-query.ts';
 export const SEARCH_REQUEST_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
 
 const FIELDS = ['schemas', 'attributes', 'excludedAttributes', 'filter', 'sortBy', 'sortOrder', 'startIndex', 'count'];
-const canonicalField = new Map(FIELDS.map((field) => [field.toLowerCase(), field]));
+
+/**
+ * A message body's fields by their canonical names (names are
+ * case-insensitive, RFC 7643 2.1), null ones dropped; a body that is no
+ * object, or a field of another name, is `invalidSyntax`.
+ */
+export function canonicalFields(body: unknown, fields: string[], message: string): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ScimInvalid('invalidSyntax', `the ${message} must be a JSON object`);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    const field = fields.find((name) => name.toLowerCase() === key.toLowerCase());
+    if (!field) throw new ScimInvalid('invalidSyntax', `"${key.slice(0, 60)}" is not a field of a ${message}`);
+    if (value !== null) out[field] = value;
+  }
+  return out;
+}
 
 const names = {
   oneOf: [
@@ -56,14 +71,7 @@ function listOfNames(parameter: string, value: string | string[] | undefined): s
 
 /** The list query and projection of a SearchRequest body; field names in any letter case (RFC 7643 2.1). */
 export function searchOf(body: unknown): { query: ScimListQuery & { startIndex: number }; projection: Projection | undefined } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ScimInvalid('invalidSyntax', 'the body must be a JSON object');
-  const fields: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(body)) {
-    const field = canonicalField.get(key.toLowerCase());
-    if (!field) throw new ScimInvalid('invalidSyntax', `"${key.slice(0, 60)}" is not a field of a SearchRequest`);
-    if (value !== null) fields[field] = value;
-  }
-  const search = checkSearch(fields);
+  const search = checkSearch(canonicalFields(body, FIELDS, 'SearchRequest'));
   if (!search.schemas.some((uri) => uri.toLowerCase() === SEARCH_REQUEST_SCHEMA.toLowerCase()))
     throw new ScimInvalid('invalidSyntax', `"schemas" must list ${SEARCH_REQUEST_SCHEMA}`);
   const query: ParsedUrlQuery = {};

@@ -1,57 +1,19 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Database } from '../storage/database.ts';
-import type { Announce } from '../storage/invalidation.ts';
+import type { ScimListQuery } from '../storage/scim-users.ts';
 import type { Principal } from '../domain/roles.ts';
 import { NotFound } from '../domain/errors.ts';
-import { PreconditionFailed, ScimInvalid } from '../domain/scim/errors.ts';
 import { etagOf, tagCondition } from '../domain/scim/etag.ts';
 import { project, type Projection } from '../domain/scim/projection.ts';
-import {
-  LIST_RESPONSE_SCHEMA,
-  canonicalResource,
-  resourceOfUser,
-  userOfResource,
-  userResponse,
-  type ScimUser,
-  type StoredScimUser,
-  type ValidUserResource,
-} from '../domain/scim/user.ts';
-import { applyPatch, patchOperations } from '../domain/scim/patch.ts';
+import { LIST_RESPONSE_SCHEMA, userResponse, type StoredScimUser } from '../domain/scim/user.ts';
 import { getScimUser, searchScimUsers } from '../queries/scim-users.ts';
-import { changeScimUser, createScimUser, removeScimUser, type Precondition } from '../commands/scim-users.ts';
-import type { ScimListQuery } from '../storage/scim-users.ts';
-import type { OrgSettings } from '../commands/setup-org.ts';
-import { validator } from '../admin/validate.ts';
-import { userResourceSchema } from './user-schema.ts';
 import { listQueryOf, projectionOfQuery } from './list-query.ts';
 import { searchOf } from './search.ts';
 import { SCIM_CONTENT_TYPE } from './errors.ts';
-
-const checkResource = validator<ValidUserResource>(userResourceSchema);
-
-/** A body (or a patched resource) as the user to store: canonical names, then the schema's limits. */
-function resourceOf(body: unknown): ValidUserResource {
-  return checkResource(canonicalResource(body));
-}
-
-/** Passwords are set when a user is created (docs/scim.md); changing one is the user's own business or an admin's reset. */
-function withoutPassword(resource: ValidUserResource): ScimUser {
-  if (resource.password !== undefined) throw new ScimInvalid('invalidValue', 'password is accepted when a user is created (POST) only');
-  return userOfResource(resource);
-}
+import { preconditionOf, type UserWrites } from './user-writes.ts';
 
 const principal = (ctx: Context) => ctx.state.principal as Principal;
-
-/** The request's If-Match (RFC 7644 3.14), met by the user's current version or 412; none: any version. */
-function ifMatch(ctx: Context): Precondition {
-  const header = ctx.get('If-Match');
-  if (!header) return () => {};
-  const meets = tagCondition(header, 'If-Match');
-  return (current) => {
-    if (!meets(current.version)) throw new PreconditionFailed(`the User has changed: its version is now ${etagOf(current.version)}`);
-  };
-}
 const orgIdOf = (ctx: Context) => ctx.params.orgId!;
 
 /**
@@ -61,7 +23,7 @@ const orgIdOf = (ctx: Context) => ctx.params.orgId!;
  * with its ETag; If-Match and If-None-Match honoured. `base` is the org's
  * SCIM base URL, for `meta.location` and the Location header.
  */
-export function scimUserRoutes(db: Database, announce: Announce, settings: OrgSettings, baseOf: (ctx: Context) => string): Router {
+export function scimUserRoutes(db: Database, writes: UserWrites, baseOf: (ctx: Context) => string): Router {
   const router = new Router();
   // An id of another shape (a NUL, a lone surrogate) names nobody and never reaches SQL.
   router.param('userId', (value, _ctx, next) => {
@@ -101,9 +63,7 @@ export function scimUserRoutes(db: Database, announce: Announce, settings: OrgSe
 
   router.post('/Users', async (ctx) => {
     const projection = projectionOfQuery(ctx.query);
-    const resource = resourceOf(ctx.request.body);
-    const user = userOfResource(resource);
-    answer(ctx, await createScimUser(db, announce, settings, principal(ctx), orgIdOf(ctx), user, resource.password), projection, 201);
+    answer(ctx, await writes.create(principal(ctx), orgIdOf(ctx), ctx.request.body), projection, 201);
   });
 
   router.get('/Users/:userId', async (ctx) => {
@@ -120,22 +80,19 @@ export function scimUserRoutes(db: Database, announce: Announce, settings: OrgSe
   });
 
   router.put('/Users/:userId', async (ctx) => {
-    const precondition = ifMatch(ctx);
+    const precondition = preconditionOf(ctx.get('If-Match'));
     const projection = projectionOfQuery(ctx.query);
-    const user = withoutPassword(resourceOf(ctx.request.body));
-    answer(ctx, await changeScimUser(db, announce, principal(ctx), orgIdOf(ctx), ctx.params.userId!, () => user, precondition), projection);
+    answer(ctx, await writes.replace(principal(ctx), orgIdOf(ctx), ctx.params.userId!, ctx.request.body, precondition), projection);
   });
 
   router.patch('/Users/:userId', async (ctx) => {
-    const precondition = ifMatch(ctx);
+    const precondition = preconditionOf(ctx.get('If-Match'));
     const projection = projectionOfQuery(ctx.query);
-    const operations = patchOperations(ctx.request.body);
-    const patched = (current: StoredScimUser) => withoutPassword(resourceOf(applyPatch(resourceOfUser(current), operations)));
-    answer(ctx, await changeScimUser(db, announce, principal(ctx), orgIdOf(ctx), ctx.params.userId!, patched, precondition), projection);
+    answer(ctx, await writes.patch(principal(ctx), orgIdOf(ctx), ctx.params.userId!, ctx.request.body, precondition), projection);
   });
 
   router.delete('/Users/:userId', async (ctx) => {
-    await removeScimUser(db, announce, principal(ctx), orgIdOf(ctx), ctx.params.userId!, ifMatch(ctx));
+    await writes.remove(principal(ctx), orgIdOf(ctx), ctx.params.userId!, preconditionOf(ctx.get('If-Match')));
     ctx.status = 204;
   });
 

@@ -4,9 +4,9 @@ import { USER, assertScimError, startScimWorld, userBody, type ScimWorld } from 
 
 // What provisioning clients ask beyond plain CRUD (docs/api/scim.md):
 // `attributes` / `excludedAttributes` (RFC 7644 3.9), POST .search (RFC
-// 7644 3.4.3), ETags with If-Match and If-None-Match (RFC 7644 3.14), and
-// the clear refusals of Groups and Bulk. Bad inputs are SCIM errors and
-// change nothing.
+// 7644 3.4.3), ETags with If-Match and If-None-Match (RFC 7644 3.14), Bulk
+// (RFC 7644 3.7), and the clear refusal of Groups. Bad inputs are SCIM
+// errors and change nothing.
 
 const SEARCH = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
 
@@ -227,15 +227,115 @@ describe('ETags (RFC 7644 3.14)', () => {
   });
 });
 
+describe('POST /Bulk (RFC 7644 3.7)', () => {
+  const BULK = 'urn:ietf:params:scim:api:messages:2.0:BulkRequest';
+  const bulk = (Operations: unknown[], extra: Record<string, unknown> = {}) => w.scim('POST', '/Bulk', { body: { schemas: [BULK], Operations, ...extra } });
+  const patchOf = (path: string, value: unknown) => ({
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+    Operations: [{ op: 'replace', path, value }],
+  });
+
+  it('runs the operations in order; a bulkId stands for the user its POST created', async () => {
+    const old = await w.create('bk-old');
+    const gone = await w.create('bk-gone');
+    const res = await bulk([
+      { method: 'POST', path: '/Users', bulkId: 'n1', data: userBody('bk-new') },
+      { method: 'patch', path: '/Users/bulkId:n1', data: patchOf('nickName', 'Newbie') },
+      { method: 'PUT', path: `/Users/${old.id}`, version: old.meta.version, data: userBody('bk-old', { externalId: 'bulkId:n1' }) },
+      { method: 'DELETE', path: `/Users/${gone.id}`, version: gone.meta.version },
+    ]);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.schemas, ['urn:ietf:params:scim:api:messages:2.0:BulkResponse']);
+    const [created, patched, put, removed] = res.body.Operations;
+    const newId = created.location.split('/').pop();
+    assert.deepEqual(created, {
+      method: 'POST',
+      bulkId: 'n1',
+      location: `${w.server.issuer}/scim/v2/${w.orgId}/Users/${newId}`,
+      version: created.version,
+      status: '201',
+    });
+    assert.equal(patched.status, '200');
+    assert.equal(patched.location, created.location);
+    assert.notEqual(patched.version, created.version);
+    assert.equal(put.status, '200');
+    assert.deepEqual(removed, { method: 'DELETE', status: '204' });
+    assert.equal((await w.scim('GET', `/Users/${newId}`)).body.nickName, 'Newbie');
+    assert.equal((await w.scim('GET', `/Users/${old.id}`)).body.externalId, newId);
+    assertScimError(await w.scim('GET', `/Users/${gone.id}`), 404);
+  });
+
+  it('a failed operation carries its error and the others still run; failOnErrors stops after that many', async () => {
+    const taken = await w.create('bk-taken');
+    const res = await bulk([
+      { method: 'POST', path: '/Users', bulkId: 'dup', data: userBody('bk-taken') },
+      { method: 'PATCH', path: `/Users/${taken.id}`, version: 'W/"1"', data: patchOf('nickName', 'x') },
+      { method: 'PATCH', path: '/Users/bulkId:dup', data: patchOf('nickName', 'x') },
+      { method: 'DELETE', path: '/Groups/g1' },
+      { method: 'PUT', path: `/Users/${taken.id}`, version: 'garbage', data: userBody('bk-taken') },
+      { method: 'POST', path: '/Users', bulkId: 'ok', data: userBody('bk-after') },
+    ]);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(
+      res.body.Operations.map((op: { status: string; response?: { scimType?: string } }) => [op.status, op.response?.scimType]),
+      [
+        ['409', 'uniqueness'],
+        ['412', undefined],
+        ['400', 'invalidValue'],
+        ['404', undefined],
+        ['400', 'invalidValue'],
+        ['201', undefined],
+      ],
+    );
+    for (const op of res.body.Operations.slice(0, 5)) assert.equal(op.response.status, op.status);
+    assert.equal((await w.scim('GET', `/Users/${taken.id}`)).body.nickName, undefined);
+
+    const stopped = await bulk(
+      [
+        { method: 'POST', path: '/Users', bulkId: 'a', data: userBody('bk-taken') },
+        { method: 'POST', path: '/Users', bulkId: 'b', data: userBody('bk-never') },
+      ],
+      { failOnErrors: 1 },
+    );
+    assert.deepEqual(
+      stopped.body.Operations.map((op: { status: string }) => op.status),
+      ['409'],
+    );
+    const found = await w.scim('GET', `/Users?${new URLSearchParams({ filter: 'userName eq "bk-never"' })}`);
+    assert.equal(found.body.totalResults, 0);
+  });
+
+  it('a request that cannot be read as a whole is refused and runs nothing', async () => {
+    const post = (bulkId?: string) => ({ method: 'POST', path: '/Users', ...(bulkId ? { bulkId } : {}), data: userBody('bk-refused') });
+    await w.assertNothingWritten(async () => {
+      assertScimError(await w.scim('POST', '/Bulk', { body: { Operations: [post('a')] } }), 400, 'invalidValue');
+      assertScimError(await w.scim('POST', '/Bulk', { body: { schemas: [USER], Operations: [post('a')] } }), 400, 'invalidSyntax');
+      assertScimError(await w.scim('POST', '/Bulk', { body: [post('a')] }), 400, 'invalidSyntax');
+      assertScimError(await bulk([post('a')], { extra: 1 }), 400, 'invalidSyntax');
+      assertScimError(await bulk([]), 400, 'invalidValue');
+      assertScimError(await bulk([post()]), 400, 'invalidValue');
+      assertScimError(await bulk([post('a'), post('a')]), 400, 'invalidValue');
+      assertScimError(await bulk([post('a'), { method: 'GET', path: '/Users' }]), 400, 'invalidValue');
+      assertScimError(await bulk([post('a'), { method: 'PUT', path: '/Users/x' }]), 400, 'invalidValue');
+      assertScimError(await bulk([post('a'), { method: 'DELETE', path: '/Users/x', where: 1 }]), 400, 'invalidSyntax');
+      assertScimError(await bulk([post('a'), 'DELETE']), 400, 'invalidValue');
+      assertScimError(await bulk([post('a')], { failOnErrors: 0 }), 400, 'invalidValue');
+      assertScimError(await bulk(Array.from({ length: 101 }, (_, i) => post(`b${i}`))), 413);
+      assertScimError(await w.scim('GET', '/Bulk'), 405);
+    });
+  });
+});
+
 describe('discovery and what is not offered', () => {
-  it('ServiceProviderConfig announces ETags; Groups and Bulk are 404 errors that say they are not offered', async () => {
-    assert.equal((await w.scim('GET', '/ServiceProviderConfig')).body.etag.supported, true);
+  it('ServiceProviderConfig announces ETags and Bulk; Groups are 404 errors that say they are not offered', async () => {
+    const config = (await w.scim('GET', '/ServiceProviderConfig')).body;
+    assert.equal(config.etag.supported, true);
+    assert.deepEqual(config.bulk, { supported: true, maxOperations: 100, maxPayloadSize: 1024 * 1024 });
     for (const [method, path] of [
       ['GET', '/Groups'],
       ['GET', `/Groups?${new URLSearchParams({ filter: 'displayName eq "Admins"' })}`],
       ['POST', '/Groups'],
       ['PATCH', '/Groups/some-id'],
-      ['POST', '/Bulk'],
     ] as const) {
       const res = await w.scim(method, path, method === 'GET' ? {} : { body: { schemas: [] } });
       assertScimError(res, 404);
