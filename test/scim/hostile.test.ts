@@ -6,8 +6,8 @@ import { PATCH_OP, USER, startScimWorld, userBody, type ScimWorld } from './supp
 // Generated hostile requests (fast-check) over every SCIM endpoint with a
 // valid token: bodies of any JSON shape, resources with random attributes
 // and values, PATCH operations with random paths and values, filters and
-// paging parameters of random text, attribute lists, .search bodies,
-// If-Match and If-None-Match headers. None may get a 5xx; every 4xx
+// paging parameters of random text, attribute lists, .search and Bulk
+// bodies, If-Match and If-None-Match headers. None may get a 5xx; every 4xx
 // carries the SCIM error body; the server still serves afterwards.
 
 let w: ScimWorld;
@@ -66,6 +66,26 @@ const searchBody = fc
     { requiredKeys: [] },
   )
   .map((body) => body as unknown);
+const bulkOperation = fc.record(
+  {
+    method: fc.oneof(fc.constantFrom('POST', 'PUT', 'patch', 'DELETE', 'GET'), text),
+    path: fc.oneof(fc.constantFrom('/Users', '/Users/nobody-here', '/Users/bulkId:b1', '/Groups', '/Users/%zz'), text),
+    bulkId: fc.oneof(fc.constantFrom('b1', 'b2'), text),
+    version: fc.oneof(headerText, json),
+    data: fc.oneof(resource, json),
+  },
+  { requiredKeys: [] },
+);
+const bulkBody = fc
+  .record(
+    {
+      schemas: fc.oneof(fc.constant(['urn:ietf:params:scim:api:messages:2.0:BulkRequest']), json),
+      failOnErrors: fc.oneof(fc.integer(), json),
+      Operations: fc.oneof(fc.array(bulkOperation, { maxLength: 4 }), json),
+    },
+    { requiredKeys: [] },
+  )
+  .map((body) => body as unknown);
 const patchBody = fc.array(operation, { minLength: 1, maxLength: 4 }).map((Operations) => ({ schemas: [PATCH_OP], Operations }));
 
 const call = fc.oneof(
@@ -76,6 +96,7 @@ const call = fc.oneof(
     .record({ filter: text, sortBy: text, startIndex: text, count: text })
     .map((query) => ({ method: 'GET', path: `/Users?${new URLSearchParams(query)}`, body: undefined as unknown })),
   fc.record({ method: fc.constantFrom('POST'), path: fc.constantFrom('/Users/.search', '/.search'), body: fc.oneof(searchBody, json) }),
+  fc.record({ method: fc.constant('POST'), path: fc.constant('/Bulk'), body: fc.oneof(bulkBody, json) }),
   fc.record({ attributes: names, excludedAttributes: names }, { requiredKeys: [] }).chain((query) =>
     fc.record({
       method: fc.constantFrom('GET', 'PATCH', 'PUT'),
