@@ -7,7 +7,7 @@ import { etagOf } from '../domain/scim/etag.ts';
 import type { StoredScimUser } from '../domain/scim/user.ts';
 import { validator } from '../admin/validate.ts';
 import { scimErrorOf, SCIM_CONTENT_TYPE, type ScimErrorBody } from './errors.ts';
-import { canonicalFields } from './search.ts';
+import { canonicalFields } from './body.ts';
 import { MAX_BULK_OPERATIONS } from './discovery.ts';
 import { preconditionOf, type UserWrites } from './user-writes.ts';
 
@@ -17,7 +17,7 @@ import { preconditionOf, type UserWrites } from './user-writes.ts';
 // a POST's `bulkId` stands for the created user's id in the paths and
 // data of the operations after it.
 
-export const BULK_REQUEST_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:BulkRequest';
+const BULK_REQUEST_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:BulkRequest';
 const BULK_RESPONSE_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:BulkResponse';
 
 const REQUEST_FIELDS = ['schemas', 'failOnErrors', 'Operations'];

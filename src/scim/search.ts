@@ -4,31 +4,16 @@ import { namesOfList, projectionOf, type Projection } from '../domain/scim/proje
 import type { ScimListQuery } from '../storage/scim-users.ts';
 import { validator } from '../admin/validate.ts';
 import { listQueryOf } from './list-query.ts';
+import { canonicalFields } from './body.ts';
 
 // The body of `POST …/.search` (RFC 7644 3.4.3): the parameters of a list
 // request as JSON, so that a filter holding personal data stays out of
 // URLs and their logs. It is read into the query a GET takes, so both
 // answer alike.
 
-export const SEARCH_REQUEST_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
+const SEARCH_REQUEST_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
 
 const FIELDS = ['schemas', 'attributes', 'excludedAttributes', 'filter', 'sortBy', 'sortOrder', 'startIndex', 'count'];
-
-/**
- * A message body's fields by their canonical names (names are
- * case-insensitive, RFC 7643 2.1), null ones dropped; a body that is no
- * object, or a field of another name, is `invalidSyntax`.
- */
-export function canonicalFields(body: unknown, fields: string[], message: string): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ScimInvalid('invalidSyntax', `the ${message} must be a JSON object`);
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(body)) {
-    const field = fields.find((name) => name.toLowerCase() === key.toLowerCase());
-    if (!field) throw new ScimInvalid('invalidSyntax', `"${key.slice(0, 60)}" is not a field of a ${message}`);
-    if (value !== null) out[field] = value;
-  }
-  return out;
-}
 
 const names = {
   oneOf: [

@@ -20,8 +20,8 @@ const orgIdOf = (ctx: Context) => ctx.params.orgId!;
  * The Users endpoint of RFC 7644 3 for one org: list with filter, sort and
  * page (GET, or POST .search); create; read; replace (PUT); PATCH; delete;
  * each answer in the projection its query asks for, each single answer
- * with its ETag; If-Match and If-None-Match honoured. `base` is the org's
- * SCIM base URL, for `meta.location` and the Location header.
+ * with its ETag; If-Match and If-None-Match honoured. `baseOf` gives the
+ * org's SCIM base URL, for `meta.location` and the Location header.
  */
 export function scimUserRoutes(db: Database, writes: UserWrites, baseOf: (ctx: Context) => string): Router {
   const router = new Router();
@@ -30,7 +30,7 @@ export function scimUserRoutes(db: Database, writes: UserWrites, baseOf: (ctx: C
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(value)) throw new NotFound(`no User ${value.slice(0, 64)}`);
     return next();
   });
-  // The projection is read before anything is written, so a malformed one changes nothing.
+  // Each handler reads the projection (and If-Match) before it writes, so a malformed one changes nothing.
   const answer = (ctx: Context, user: StoredScimUser, projection: Projection | undefined, status = 200) => {
     const location = `${baseOf(ctx)}/Users/${user.id}`;
     ctx.status = status;
