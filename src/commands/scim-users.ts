@@ -1,7 +1,7 @@
 import type { Database, Transaction } from '../storage/database.ts';
 import type { Announce } from '../storage/invalidation.ts';
 import { beginWrite, type Write } from '../storage/event-log.ts';
-import { userNameTaken } from '../storage/users.ts';
+import { removeUser as deleteUser, userNameTaken } from '../storage/users.ts';
 import { changeProfile, changeUserName, deactivateUser, reactivateUser, userNameTakenByOther } from '../storage/user-changes.ts';
 import { changeEmail, changeExternalId, externalIdTakenByOther, findScimUser } from '../storage/scim-users.ts';
 import { AlreadyExists, InvalidArgument, NotFound } from '../domain/errors.ts';
@@ -88,6 +88,9 @@ export async function createScimUser(
   return created;
 }
 
+/** Throws when the request's condition on the current user (RFC 7644 3.14 If-Match) is not met. */
+export type Precondition = (current: StoredScimUser) => void;
+
 /** Writes each changed part of the user with its event. */
 async function writeChanges(write: Write, row: { id: string; orgId: string; gender: string | null }, before: StoredScimUser, after: ScimUser): Promise<void> {
   const changes = changesBetween(before, after);
@@ -120,6 +123,7 @@ async function writeChanges(write: Write, row: { id: string; orgId: string; gend
  * applied), inside the transaction that writes the difference. A change of
  * the login name, the email or `active` acts on the user's sign-in, so the
  * caller must hold every role the user holds, and cannot make it on itself.
+ * `precondition` (an If-Match) sees the user as locked for the change.
  */
 export async function changeScimUser(
   db: Database,
@@ -128,6 +132,7 @@ export async function changeScimUser(
   orgId: string,
   userId: string,
   next: (current: StoredScimUser) => ScimUser,
+  precondition: Precondition = () => {},
 ): Promise<StoredScimUser> {
   assertMayManageUsers(actor, orgId);
   let securityState = false;
@@ -137,6 +142,7 @@ export async function changeScimUser(
       const row = await findScimUser(tx, orgId, userId, true);
       if (!row) throw new NotFound(`no User ${userId}`);
       const before = storedScimUser(row);
+      precondition(before);
       const after = next(before);
       const changes = changesBetween(before, after);
       securityState = actsOnSecurityState(changes);
@@ -152,4 +158,32 @@ export async function changeScimUser(
     announce('clients');
   }
   return changed;
+}
+
+/**
+ * `DELETE /scim/v2/{orgId}/Users/{id}`: the user removed as the management
+ * API removes it, after `precondition` (an If-Match) has seen it locked.
+ * Only human users are SCIM Users: a machine user of the org is not found.
+ */
+export async function removeScimUser(
+  db: Database,
+  announce: Announce,
+  actor: Principal,
+  orgId: string,
+  userId: string,
+  precondition: Precondition,
+): Promise<void> {
+  assertMayManageUsers(actor, orgId);
+  await db.transaction(async (tx) => {
+    const write = await beginWrite(tx, actor);
+    const row = await findScimUser(tx, orgId, userId, true);
+    if (!row) throw new NotFound(`no User ${userId}`);
+    if (userId === actor.userId) throw new InvalidArgument('a user cannot remove itself');
+    precondition(storedScimUser(row));
+    const user = await userToActOn(tx, actor, orgId, userId);
+    await deleteUser(write, { id: user.id, orgId, userName: user.user_name });
+  });
+  // Token paths read users from a cache.
+  announce('users');
+  announce('clients');
 }

@@ -25,6 +25,7 @@ export function storedScimUser(row: ScimUserRow): StoredScimUser {
     active: row.state !== 'inactive',
     created: new Date(row.creation_date),
     lastModified: new Date(row.change_date),
+    version: String(row.sequence),
   };
 }
 

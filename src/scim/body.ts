@@ -50,3 +50,19 @@ export function scimBody(): Middleware[] {
   };
   return [requireJson, parse, checked];
 }
+
+/**
+ * A message body's fields by their canonical names (names are
+ * case-insensitive, RFC 7643 2.1), null ones dropped; a body that is no
+ * object, or a field of another name, is `invalidSyntax`.
+ */
+export function canonicalFields(body: unknown, fields: string[], message: string): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ScimInvalid('invalidSyntax', `the ${message} must be a JSON object`);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    const field = fields.find((name) => name.toLowerCase() === key.toLowerCase());
+    if (!field) throw new ScimInvalid('invalidSyntax', `"${key.slice(0, 60)}" is not a field of a ${message}`);
+    if (value !== null) out[field] = value;
+  }
+  return out;
+}

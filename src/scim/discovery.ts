@@ -3,11 +3,13 @@ import { MAX_BODY_BYTES } from '../admin/json-body.ts';
 
 // What a SCIM client reads to learn what this service offers (RFC 7644 4,
 // RFC 7643 5–7): one resource type (User; Groups are not offered), PATCH,
-// filters and sorting, no bulk, no ETags, no password change.
+// filters and sorting, ETags, bulk, no password change.
 
 /** Most resources one list page holds (RFC 7644 3.4.2.4 `count`), and the page when `count` is not given. */
 export const MAX_RESULTS = 200;
 export const DEFAULT_COUNT = 100;
+/** Operations in one bulk request (RFC 7644 3.7); its payload limit is the body's 1 MiB. */
+export const MAX_BULK_OPERATIONS = 100;
 
 const SPC_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig';
 const RESOURCE_TYPE_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:ResourceType';
@@ -17,11 +19,11 @@ export function serviceProviderConfig(base: string) {
   return {
     schemas: [SPC_SCHEMA],
     patch: { supported: true },
-    bulk: { supported: false, maxOperations: 0, maxPayloadSize: MAX_BODY_BYTES },
+    bulk: { supported: true, maxOperations: MAX_BULK_OPERATIONS, maxPayloadSize: MAX_BODY_BYTES },
     filter: { supported: true, maxResults: MAX_RESULTS },
     changePassword: { supported: false },
     sort: { supported: true },
-    etag: { supported: false },
+    etag: { supported: true },
     authenticationSchemes: [
       {
         type: 'oauthbearertoken',

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../logger.ts';
 import { AlreadyExists, InvalidArgument, NotFound } from '../domain/errors.ts';
-import { ScimInvalid } from '../domain/scim/errors.ts';
+import { PreconditionFailed, ScimInvalid } from '../domain/scim/errors.ts';
 import { ERROR_SCHEMA } from '../domain/scim/user.ts';
 import { toWire } from '../admin/errors.ts';
 
@@ -22,11 +22,30 @@ function scimTypeOf(err: unknown): string | undefined {
   return undefined;
 }
 
+/** The status only SCIM answers (RFC 7644 3.12, 3.14): 412 for a failed If-Match. */
+function scimOnly(err: unknown): { status: number; body: { message: string }; authenticate?: string; retryAfter?: number } | undefined {
+  if (err instanceof PreconditionFailed) return { status: 412, body: { message: err.message } };
+  return undefined;
+}
+
 /**
- * Errors become SCIM error bodies here. The status (and the challenge and
- * Retry-After headers) come from the one mapping of the APIs
+ * An error as the SCIM error body and its status. The status (and the
+ * challenge and Retry-After) come from the one mapping of the APIs
  * (src/admin/errors.ts), so a refusal means the same in both.
  */
+export function scimErrorOf(err: unknown, requestId: string, log: Logger): { status: number; body: ScimErrorBody; authenticate?: string; retryAfter?: number } {
+  const wire = scimOnly(err) ?? toWire(err, requestId);
+  if (wire.status === 500) log.error({ err, requestId }, 'SCIM API error');
+  const scimType = scimTypeOf(err);
+  return {
+    status: wire.status,
+    body: { schemas: [ERROR_SCHEMA], status: String(wire.status), ...(scimType ? { scimType } : {}), detail: wire.body.message },
+    ...(wire.authenticate ? { authenticate: wire.authenticate } : {}),
+    ...(wire.retryAfter ? { retryAfter: wire.retryAfter } : {}),
+  };
+}
+
+/** Errors become SCIM error bodies here. */
 export function scimErrors(log: Logger): Middleware {
   return async (ctx, next) => {
     try {
@@ -37,16 +56,13 @@ export function scimErrors(log: Logger): Middleware {
         ctx.type = SCIM_CONTENT_TYPE;
       }
     } catch (err) {
-      const wire = toWire(err, ctx.state.requestId);
-      if (wire.status === 500) log.error({ err, requestId: ctx.state.requestId }, 'SCIM API error');
-      const scimType = scimTypeOf(err);
-      const body: ScimErrorBody = { schemas: [ERROR_SCHEMA], status: String(wire.status), ...(scimType ? { scimType } : {}), detail: wire.body.message };
-      ctx.status = wire.status;
-      ctx.body = body;
+      const error = scimErrorOf(err, ctx.state.requestId, log);
+      ctx.status = error.status;
+      ctx.body = error.body;
       ctx.type = SCIM_CONTENT_TYPE;
       ctx.set('Cache-Control', 'no-store');
-      if (wire.authenticate) ctx.set('WWW-Authenticate', wire.authenticate);
-      if (wire.retryAfter) ctx.set('Retry-After', String(wire.retryAfter));
+      if (error.authenticate) ctx.set('WWW-Authenticate', error.authenticate);
+      if (error.retryAfter) ctx.set('Retry-After', String(error.retryAfter));
     }
   };
 }

@@ -1,6 +1,7 @@
 import type { ParsedUrlQuery } from 'node:querystring';
 import { ScimInvalid } from '../domain/scim/errors.ts';
 import { attrPathOf, parseFilter } from '../domain/scim/filter.ts';
+import { namesOfList, projectionOf, type Projection } from '../domain/scim/projection.ts';
 import type { ScimListQuery } from '../storage/scim-users.ts';
 import { DEFAULT_COUNT, MAX_RESULTS } from './discovery.ts';
 
@@ -43,4 +44,14 @@ export function listQueryOf(query: ParsedUrlQuery): ScimListQuery & { startIndex
     offset: startIndex - 1,
     limit: count,
   };
+}
+
+/** The `attributes` or `excludedAttributes` of a request's query string (RFC 7644 3.9). */
+export function projectionOfQuery(query: ParsedUrlQuery): Projection | undefined {
+  const attributes = single(query, 'attributes');
+  const excluded = single(query, 'excludedAttributes');
+  return projectionOf(
+    attributes === undefined ? undefined : namesOfList('attributes', attributes),
+    excluded === undefined ? undefined : namesOfList('excludedAttributes', excluded),
+  );
 }

@@ -18,6 +18,8 @@ import { throttledAuthentication } from '../admin/throttled.ts';
 import { SCIM_CONTENT_TYPE, scimErrors } from './errors.ts';
 import { scimBody } from './body.ts';
 import { scimUserRoutes } from './users.ts';
+import { userWrites } from './user-writes.ts';
+import { bulkHandler } from './bulk.ts';
 import { listOf, serviceProviderConfig, userResourceType, userSchema } from './discovery.ts';
 
 export interface ScimApiDeps {
@@ -74,8 +76,15 @@ export function scimRouter({ db, log, settings, verifiers, announce, engine, thr
     if (!isUserSchema(ctx.params.schemaId!)) throw new NotFound('no such schema');
     json(ctx, userSchema(baseOf(ctx)));
   });
-  const users = scimUserRoutes(db, announce, settings, baseOf);
+  const writes = userWrites(db, announce, settings);
+  const users = scimUserRoutes(db, writes, baseOf);
   router.use(users.routes(), users.allowedMethods({ throw: false }));
+  // Groups are not offered (docs/decisions.md): a 404 that says so. Not
+  // RFC 7644's 501, which clients such as Entra ID retry as a server fault.
+  router.all(['/Groups', '/Groups/{*rest}'], () => {
+    throw new NotFound('Groups are not offered by this service: grant roles in the console or the management API');
+  });
+  router.post('/Bulk', bulkHandler(writes, log, baseOf));
   // Every other path under the org is answered here (so errors keep the
   // SCIM shape): 405 where another method is served, else 404.
   router.all('/{*rest}', (ctx) => {

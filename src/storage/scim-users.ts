@@ -21,10 +21,12 @@ export interface ScimUserRow {
   state: string;
   creation_date: Date;
   change_date: Date;
+  /** bigint: the position of the user's last event. */
+  sequence: string;
 }
 
 const COLUMNS = `u.id, u.user_name, u.external_id, u.first_name, u.last_name, u.display_name, u.nick_name, u.preferred_language,
-  u.email, u.state, u.creation_date, u.change_date`;
+  u.email, u.state, u.creation_date, u.change_date, u.sequence`;
 
 /** A human user of the org; `forUpdate` holds its row until the transaction ends. */
 export async function findScimUser(db: Queryable, orgId: string, id: string, forUpdate = false): Promise<ScimUserRow | undefined> {

@@ -18,6 +18,7 @@ export interface ScimCall {
   token?: string | null;
   contentType?: string;
   org?: string;
+  headers?: Record<string, string>;
 }
 
 export interface ScimWorld {
@@ -101,7 +102,7 @@ export async function startScimWorld(): Promise<ScimWorld> {
   const app = await passwordFormAppWithSecret(api, 'SCIM sign-ins');
 
   const scim = (method: string, path: string, options: ScimCall = {}): Promise<ApiResponse> => {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...options.headers };
     const token = options.token === undefined ? scimPat : options.token;
     if (token !== null) headers.authorization = `Bearer ${token}`;
     const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));

@@ -17,15 +17,15 @@ after(async () => {
 });
 
 describe('discovery (RFC 7644 4)', () => {
-  it('ServiceProviderConfig: patch, filter with maxResults, sort; no bulk, no ETags', async () => {
+  it('ServiceProviderConfig: patch, filter with maxResults, sort, ETags, bulk', async () => {
     const res = await w.scim('GET', '/ServiceProviderConfig');
     assert.equal(res.status, 200, res.text);
     assert.match(res.headers.get('content-type') ?? '', /^application\/scim\+json/);
     assert.equal(res.body.patch.supported, true);
-    assert.equal(res.body.bulk.supported, false);
+    assert.equal(res.body.bulk.supported, true);
     assert.deepEqual(res.body.filter, { supported: true, maxResults: 200 });
     assert.equal(res.body.sort.supported, true);
-    assert.equal(res.body.etag.supported, false);
+    assert.equal(res.body.etag.supported, true);
     assert.equal(res.body.authenticationSchemes[0].type, 'oauthbearertoken');
   });
 

@@ -1,4 +1,4 @@
-import { InvalidArgument } from '../errors.ts';
+import { DomainError, InvalidArgument } from '../errors.ts';
 
 // The `scimType` values of RFC 7644 3.12 that a 400 of ours carries. A
 // conflict (409 `uniqueness`) is the domain's AlreadyExists.
@@ -21,4 +21,9 @@ export class InvalidFilter extends ScimInvalid {
   constructor(message: string) {
     super('invalidFilter', message);
   }
+}
+
+/** An `If-Match` that the resource's current version does not meet (RFC 7644 3.14): 412. */
+export class PreconditionFailed extends DomainError {
+  override name = 'PreconditionFailed';
 }

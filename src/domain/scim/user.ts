@@ -1,4 +1,5 @@
 import { ScimInvalid } from './errors.ts';
+import { etagOf } from './etag.ts';
 
 // A human user as a SCIM 2.0 User resource (RFC 7643 4.1), and back. The
 // service keeps a subset of the core schema: what it does not keep is
@@ -31,6 +32,8 @@ export interface StoredScimUser extends ScimUser {
   displayName: string;
   created: Date;
   lastModified: Date;
+  /** Moves with every write of the user: `meta.version` and the ETag (RFC 7644 3.14). */
+  version: string;
 }
 
 /** The User attributes the service keeps, by their canonical spelling (names are case-insensitive, RFC 7643 2.1). */
@@ -200,7 +203,7 @@ export function resourceOfUser(user: StoredScimUser): Record<string, unknown> {
 export function userResponse(user: StoredScimUser, location: string): Record<string, unknown> {
   return {
     ...resourceOfUser(user),
-    meta: { resourceType: 'User', created: user.created.toISOString(), lastModified: user.lastModified.toISOString(), location },
+    meta: { resourceType: 'User', created: user.created.toISOString(), lastModified: user.lastModified.toISOString(), location, version: etagOf(user.version) },
   };
 }
 
