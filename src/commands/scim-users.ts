@@ -1,7 +1,7 @@
 import type { Database, Transaction } from '../storage/database.ts';
 import type { Announce } from '../storage/invalidation.ts';
 import { beginWrite, type Write } from '../storage/event-log.ts';
-import { removeUser as deleteUser, userNameTaken } from '../storage/users.ts';
+import { userNameTaken } from '../storage/users.ts';
 import { changeProfile, changeUserName, deactivateUser, reactivateUser, userNameTakenByOther } from '../storage/user-changes.ts';
 import { changeEmail, changeExternalId, externalIdTakenByOther, findScimUser } from '../storage/scim-users.ts';
 import { AlreadyExists, InvalidArgument, NotFound } from '../domain/errors.ts';
@@ -16,6 +16,7 @@ import { managedUser, userToActOn } from '../queries/get-user.ts';
 import { storedScimUser } from '../queries/scim-users.ts';
 import { orgPasswordPolicy } from '../queries/password-policy.ts';
 import { writeHuman, type OrgSettings } from './setup-org.ts';
+import { removeUser } from './remove-user.ts';
 
 // The writes of the SCIM API (docs/scim.md). Each request is one
 // transaction, whatever it changes; each part it changes is written with
@@ -173,17 +174,9 @@ export async function removeScimUser(
   userId: string,
   precondition: Precondition,
 ): Promise<void> {
-  assertMayManageUsers(actor, orgId);
-  await db.transaction(async (tx) => {
-    const write = await beginWrite(tx, actor);
+  await removeUser(db, announce, actor, orgId, userId, async (tx) => {
     const row = await findScimUser(tx, orgId, userId, true);
     if (!row) throw new NotFound(`no User ${userId}`);
-    if (userId === actor.userId) throw new InvalidArgument('a user cannot remove itself');
     precondition(storedScimUser(row));
-    const user = await userToActOn(tx, actor, orgId, userId);
-    await deleteUser(write, { id: user.id, orgId, userName: user.user_name });
   });
-  // Token paths read users from a cache.
-  announce('users');
-  announce('clients');
 }
