@@ -76,6 +76,8 @@ export function externalIdpStep(
     showRegistration(ctx: Context, loaded: Loaded): Promise<void>;
     /** An LDAP provider's own form of login name and password (steps/ldap-login.ts). */
     showLdapForm(ctx: Context, loaded: Loaded, login: LoginIdp): void;
+    /** Off to a SAML provider with an AuthnRequest (steps/saml-login.ts). */
+    startSaml(ctx: Context, loaded: Loaded, login: LoginIdp): Promise<void>;
   },
 ): ExternalIdpStep {
   const redirectUri = `${deps.issuer}${CALLBACK_PATH}`;
@@ -121,6 +123,7 @@ export function externalIdpStep(
     if (!login) return failurePage(ctx, loaded.page.lang, loaded.page.t.sessionExpired, 400);
     const { upstream } = login;
     if (upstream.protocol === 'ldap') return steps.showLdapForm(ctx, loaded, login);
+    if (upstream.protocol === 'saml') return steps.startSaml(ctx, loaded, login);
     try {
       const config = await upstreamConfiguration(upstream, login.secret, deps.fetchFor({ orgId: login.idp.orgId }));
       const checks = newLoginChecks();
@@ -160,10 +163,12 @@ export function externalIdpStep(
     if (!trip || trip.uid !== loaded.interaction.uid) return failurePage(ctx, loaded.page.lang, loaded.page.t.sessionExpired, 400);
     const idp = await findIdp(deps.db, trip.idpId);
     const login = idp && loginIdpOf(deps.sealingKey, idp);
-    if (!login || login.upstream.protocol === 'ldap') return failurePage(ctx, loaded.page.lang, loaded.page.t.sessionExpired, 400);
+    if (!login || login.upstream.protocol === 'ldap' || login.upstream.protocol === 'saml')
+      return failurePage(ctx, loaded.page.lang, loaded.page.t.sessionExpired, 400);
     let identity: ExternalIdentity;
     try {
-      const config = await upstreamConfiguration(login.upstream, login.secret, deps.fetchFor({ orgId: login.idp.orgId }));
+      const upstream = login.upstream;
+      const config = await upstreamConfiguration(upstream, login.secret, deps.fetchFor({ orgId: login.idp.orgId }));
       const answer = new URL(redirectUri);
       answer.search = ctx.querystring;
       identity = await redeem(config, login.upstream, answer, { state, nonce: trip.nonce, codeVerifier: trip.codeVerifier });
