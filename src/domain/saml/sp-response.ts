@@ -35,6 +35,9 @@ export interface SamlAssertion {
   notOnOrAfter: Date;
 }
 
+/** An attribute's value, null when the element has none (xmldom answers '' for a missing one). */
+const attribute = (element: Element, name: string): string | null => (element.hasAttribute(name) ? element.getAttribute(name) : null);
+
 function time(value: string | null, what: string): Date | undefined {
   if (value === null) return undefined;
   const date = new Date(value);
@@ -84,9 +87,9 @@ function confirmation(subject: Element, expected: ResponseExpectations, now: num
     const data = onlyChild(element, SAML_NS.assertion, 'SubjectConfirmationData');
     if (!data) continue;
     if (data.getAttribute('Recipient') !== expected.acs) throw new SamlRefused('the assertion’s Recipient is not this service’s ACS');
-    const notOnOrAfter = time(data.getAttribute('NotOnOrAfter'), 'SubjectConfirmationData NotOnOrAfter');
+    const notOnOrAfter = time(attribute(data, 'NotOnOrAfter'), 'SubjectConfirmationData NotOnOrAfter');
     if (!notOnOrAfter || notOnOrAfter.getTime() <= now - CLOCK_SKEW_SECONDS * 1000) throw new SamlRefused('the assertion has expired');
-    const notBefore = time(data.getAttribute('NotBefore'), 'SubjectConfirmationData NotBefore');
+    const notBefore = time(attribute(data, 'NotBefore'), 'SubjectConfirmationData NotBefore');
     if (notBefore && notBefore.getTime() > now + CLOCK_SKEW_SECONDS * 1000) throw new SamlRefused('the assertion is not valid yet');
     return { inResponseTo: data.getAttribute('InResponseTo') ?? '', notOnOrAfter };
   }
@@ -96,8 +99,8 @@ function confirmation(subject: Element, expected: ResponseExpectations, now: num
 function conditions(assertion: Element, expected: ResponseExpectations, now: number): Date | undefined {
   const element = onlyChild(assertion, SAML_NS.assertion, 'Conditions');
   if (!element) throw new SamlRefused('the assertion has no Conditions');
-  const notBefore = time(element.getAttribute('NotBefore'), 'Conditions NotBefore');
-  const notOnOrAfter = time(element.getAttribute('NotOnOrAfter'), 'Conditions NotOnOrAfter');
+  const notBefore = time(attribute(element, 'NotBefore'), 'Conditions NotBefore');
+  const notOnOrAfter = time(attribute(element, 'NotOnOrAfter'), 'Conditions NotOnOrAfter');
   if (notBefore && notBefore.getTime() > now + CLOCK_SKEW_SECONDS * 1000) throw new SamlRefused('the assertion is not valid yet');
   if (notOnOrAfter && notOnOrAfter.getTime() <= now - CLOCK_SKEW_SECONDS * 1000) throw new SamlRefused('the assertion has expired');
   const restrictions = children(element, SAML_NS.assertion, 'AudienceRestriction');
@@ -127,7 +130,7 @@ export function readSamlResponse(xml: string, expected: ResponseExpectations): S
   if (statusOf(outer) !== STATUS.success) throw new SamlRefused('the identity provider did not sign the user in');
   const responseSigned = children(outer, SAML_NS.dsig, 'Signature').length > 0;
   const response = responseSigned ? reparse(verifiedMessage(xml, outer, expected.certificates)) : outer;
-  const destination = response.getAttribute('Destination');
+  const destination = attribute(response, 'Destination');
   if (destination !== null && destination !== expected.acs) throw new SamlRefused('the response’s Destination is not this service’s ACS');
   if (responseSigned && destination === null) throw new SamlRefused('a signed response must name its Destination');
   let assertion = oneAssertion(response);
@@ -143,7 +146,7 @@ export function readSamlResponse(xml: string, expected: ResponseExpectations): S
   const nameId = textOf(nameIdElement);
   if (!nameId || nameId.length > 1024) throw new SamlRefused('the NameID is empty or too long');
   const confirmed = confirmation(subject, expected, now);
-  const responseInResponseTo = response.getAttribute('InResponseTo');
+  const responseInResponseTo = attribute(response, 'InResponseTo');
   if (responseInResponseTo !== null && responseInResponseTo !== confirmed.inResponseTo) throw new SamlRefused('the response answers another request');
   const until = conditions(assertion, expected, now);
   const notOnOrAfter = until && until < confirmed.notOnOrAfter ? until : confirmed.notOnOrAfter;
