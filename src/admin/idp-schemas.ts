@@ -1,4 +1,5 @@
 import { upstreamUrlViolations, type IdpKind } from '../domain/idps.ts';
+import { samlViolations } from '../domain/saml/sp-metadata-rule.ts';
 
 /** The bodies of `…/idps/…` and `…/policies/login/idps` (docs/api/idps.md). */
 
@@ -32,7 +33,10 @@ export function idpSchema(kind: IdpKind, change: boolean): object {
 }
 
 /** Rules a schema cannot say: the URL fields (an LDAP provider's servers too) must be usable upstream addresses; a SAML provider's metadata must be an IdP's. */
-export const idpRule = (kind: IdpKind) => (body: Record<string, unknown>) => upstreamUrlViolations(body, kind);
+export const idpRule = (kind: IdpKind) => (body: Record<string, unknown>) => [
+  ...upstreamUrlViolations(body),
+  ...(kind.name === 'saml' ? samlViolations(body) : []),
+];
 
 export const policyIdpSchema = {
   type: 'object',

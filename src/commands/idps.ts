@@ -6,6 +6,7 @@ import { seal } from '../keys/sealing.ts';
 import type { OutboundFetch } from '../outbound/client.ts';
 import { BindRefused, type LdapDirectory } from '../outbound/ldap.ts';
 import { fetchIdpMetadata } from '../outbound/saml-metadata.ts';
+import { newSpSigningKey } from '../security/saml-sp-key.ts';
 import { upstreamConfiguration } from '../outbound/upstream.ts';
 import type { Database } from '../storage/database.ts';
 import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
@@ -94,7 +95,7 @@ export async function createIdp(
   assertMayManageIdps(actor, scope);
   const config = configOf(kind, input);
   // The schema requires a given secret on create.
-  const secret = kind.generateSecret?.() ?? secretOf(kind, input)!;
+  const secret = kind.generatedKey ? newSpSigningKey() : secretOf(kind, input)!;
   await checkUpstream(deps, scope, kind, config, secret);
   const id = newId();
   return deps.db.transaction(async (tx) => {

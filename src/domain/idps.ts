@@ -1,6 +1,6 @@
 import type { FieldViolation } from './errors.ts';
 import { LDAP_DEFAULTS, LDAP_PROPERTIES, LDAP_REQUIRED, ldapServerViolations, ldapSettingsOf, type LdapSettings } from './ldap.ts';
-import { newSpSigningKey, SAML_DEFAULTS, SAML_PROPERTIES, samlSettingsOf, samlViolations, type SamlSettings } from './saml/sp-kind.ts';
+import { SAML_DEFAULTS, SAML_PROPERTIES, samlSettingsOf, type SamlSettings } from './saml/sp-kind.ts';
 
 /**
  * External identity providers (docs/idps.md): the kinds an admin can
@@ -52,8 +52,8 @@ export interface IdpKind {
   type: string;
   /** The write-only field sealed at rest: the client secret, or an LDAP provider's bind password; none for a kind whose secret is generated. */
   secretField?: 'clientSecret' | 'bindPassword';
-  /** The secret a kind makes itself at creation and keeps (a SAML provider's signing key), never given or answered. */
-  generateSecret?(): string;
+  /** The secret is made at creation and kept, never given or answered: a SAML provider's own signing key. */
+  generatedKey?: true;
   /** JSON Schema properties of the kind's own fields (the secret included), and which are required on create. */
   properties: Record<string, object>;
   required: string[];
@@ -201,7 +201,7 @@ const SAML: IdpKind = {
   required: [],
   defaults: SAML_DEFAULTS,
   upstream: (config) => ({ protocol: 'saml', ...samlSettingsOf(config) }),
-  generateSecret: newSpSigningKey,
+  generatedKey: true,
   // The signing key stays ours whatever the IdP: it is never sent anywhere.
   secretDestination: () => 'saml',
 };
@@ -258,14 +258,14 @@ const URL_FIELDS: Record<string, { query: boolean }> = {
 };
 
 /** The URL fields of a body that are no usable upstream address (an LDAP provider's servers included). */
-export function upstreamUrlViolations(body: Record<string, unknown>, kind?: IdpKind): FieldViolation[] {
+export function upstreamUrlViolations(body: Record<string, unknown>): FieldViolation[] {
   const urls = Object.entries(URL_FIELDS).flatMap(([field, rule]) => {
     const value = body[field];
     if (typeof value !== 'string' || !value) return [];
     const problem = upstreamUrlProblem(value, rule);
     return problem ? [{ field, description: problem }] : [];
   });
-  return [...urls, ...ldapServerViolations(body), ...(kind?.name === 'saml' ? samlViolations(body) : [])];
+  return [...urls, ...ldapServerViolations(body)];
 }
 
 /** The kind's fields of a body, the secret left out and defaults filled in. */

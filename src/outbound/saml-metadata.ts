@@ -1,4 +1,5 @@
 import { parseIdpMetadata, type IdpMetadata } from '../domain/saml/idp-metadata.ts';
+import { givenIdpMetadata } from '../domain/saml/sp-metadata-rule.ts';
 import type { SamlSettings } from '../domain/saml/sp-kind.ts';
 import type { OutboundFetch } from './client.ts';
 import { OutboundError } from './errors.ts';
@@ -31,7 +32,7 @@ export async function fetchIdpMetadata(url: string, fetch: OutboundFetch): Promi
 export async function idpMetadataOf(settings: SamlSettings, fetch: OutboundFetch): Promise<IdpMetadata> {
   if ('url' in settings.metadata) return fetchIdpMetadata(settings.metadata.url, fetch);
   try {
-    return parseIdpMetadata(settings.metadata.xml);
+    return givenIdpMetadata(settings.metadata.base64);
   } catch (err) {
     throw new UpstreamError('invalid', `the metadata is not usable: ${(err as Error).message}`);
   }

@@ -1,6 +1,12 @@
-import type { JsonWebKey } from 'node:crypto';
+import { generateKeyPairSync, type JsonWebKey } from 'node:crypto';
 import { samlSigner, type SamlSigner } from './saml-signatures.ts';
 import { selfSignedCertificate } from './x509.ts';
+
+/** A new provider's signing key: RSA 2048, its private JWK as JSON (sealed at rest like every provider secret). */
+export function newSpSigningKey(): string {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return JSON.stringify(privateKey.export({ format: 'jwk' }));
+}
 
 /**
  * A SAML provider's own signing key (docs/idps.md, SAML): the private JWK

@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { inflateRawSync } from 'node:zlib';
 import * as client from 'openid-client';
 import { SignedXml } from 'xml-crypto';
-import type { Browser } from 'playwright-core';
+import type { Browser, Request } from 'playwright-core';
 import { request } from '../support/api.ts';
 import { assertInvalid } from '../support/assertions.ts';
 import {
@@ -89,6 +89,7 @@ describe('SAML identity providers with SimpleSAMLphp as the IdP', { skip: needsC
   let clientId: string;
   let idpId: string;
   let sp: { entityId: string; acs: string };
+  let spCertificate: string;
 
   const rowCount = async (sql: string) => Number((await world.server.running.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${sql}`)).rows[0]!.n);
 
@@ -181,7 +182,7 @@ describe('SAML identity providers with SimpleSAMLphp as the IdP', { skip: needsC
     assert.ok(xml.includes(`Location="${sp.acs}"`));
     assert.ok(xml.includes('AuthnRequestsSigned="true"'));
     assert.ok(xml.includes('<md:NameIDFormat>urn:oasis:names:tc:SAML:2.0:nameid-format:persistent</md:NameIDFormat>'));
-    const certificate = /<ds:X509Certificate>([^<]+)</.exec(xml)![1]!;
+    spCertificate = /<ds:X509Certificate>([^<]+)</.exec(xml)![1]!;
     assert.equal((await fetch(`${world.issuer}/idps/${orgXml.body.id}x/saml/metadata`)).status, 404);
 
     // SimpleSAMLphp now knows our SP, and checks its AuthnRequests' signatures with that certificate.
@@ -191,7 +192,7 @@ describe('SAML identity providers with SimpleSAMLphp as the IdP', { skip: needsC
       body: { name: 'SimpleSAMLphp', metadataUrl: idp.metadataUrl, withSignedRequest: true, providerOptions: { isAutoCreation: true } },
     });
     assert.equal(again.status, 400, 'the new IdP is not up yet');
-    await idp.start({ ...sp, certificate, signsRequests: true });
+    await idp.start({ ...sp, certificate: spCertificate, signsRequests: true });
     const moved = await world.server.api('PUT', `/admin/v1/idps/saml/${idpId}`, {
       body: { name: 'SimpleSAMLphp', metadataUrl: idp.metadataUrl, withSignedRequest: true, providerOptions: { isAutoCreation: true } },
     });
@@ -199,11 +200,18 @@ describe('SAML identity providers with SimpleSAMLphp as the IdP', { skip: needsC
     assert.equal((await world.api('POST', '/management/v1/policies/login/idps', { idpId })).status, 200);
   });
 
-  test('signs in in Chromium: the button, a signed AuthnRequest, the IdP login form, back at the ACS; the user is created from the attributes, amr fed', async () => {
+  /** Signs alice in through the provider's button and SimpleSAMLphp's form; answers the ID token's claims and the messages on the way. */
+  async function signInThroughIdp(): Promise<{ claims: client.IDToken; toIdp: Request[]; toAcs: string[] }> {
     const context = await browser.newContext({ locale: 'en-US' });
     try {
       const page = await context.newPage();
       page.setDefaultTimeout(15_000);
+      const toIdp: Request[] = [];
+      const toAcs: string[] = [];
+      page.on('request', (r) => {
+        if (r.url().startsWith(`${idp.origin}/saml2/idp/SSOService.php`)) toIdp.push(r);
+        if (r.url() === sp.acs) toAcs.push(Buffer.from(new URLSearchParams(r.postData() ?? '').get('SAMLResponse') ?? '', 'base64').toString('utf8'));
+      });
       const pkceCodeVerifier = client.randomPKCECodeVerifier();
       const expectedNonce = client.randomNonce();
       const url = client.buildAuthorizationUrl(config, {
@@ -221,21 +229,31 @@ describe('SAML identity providers with SimpleSAMLphp as the IdP', { skip: needsC
       await page.locator('button[type=submit], input[type=submit]').first().click();
       await page.waitForURL((u) => u.href.startsWith(rp.callback));
       const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier, expectedNonce });
-      const claims = tokens.claims()!;
-      assert.deepEqual(claims.amr, ['fed']);
-      const user = await world.server.running.db.query<{ id: string; user_name: string; first_name: string; last_name: string; email: string }>(
-        'SELECT u.id, u.user_name, u.first_name, u.last_name, u.email FROM users u JOIN user_idp_links l ON l.user_id = u.id WHERE l.idp_id = $1 AND l.provided_user_id = $2',
-        [idpId, 'alice'],
-      );
-      assert.equal(user.rows.length, 1, 'created and linked to the NameID');
-      assert.equal(claims.sub, user.rows[0]!.id);
-      assert.deepEqual(
-        { userName: user.rows[0]!.user_name, first: user.rows[0]!.first_name, last: user.rows[0]!.last_name, email: user.rows[0]!.email },
-        { userName: 'alice', first: 'Alice', last: 'Idp', email: 'alice@idp.example.test' },
-      );
+      return { claims: tokens.claims()!, toIdp, toAcs };
     } finally {
       await context.close();
     }
+  }
+
+  const aliceLinks = () =>
+    world.server.running.db.query<{ id: string; user_name: string; first_name: string; last_name: string; email: string }>(
+      'SELECT u.id, u.user_name, u.first_name, u.last_name, u.email FROM users u JOIN user_idp_links l ON l.user_id = u.id WHERE l.idp_id = $1 AND l.provided_user_id = $2',
+      [idpId, 'alice'],
+    );
+
+  test('signs in in Chromium: the button, a signed AuthnRequest (Redirect binding), the IdP login form, back at the ACS; the user is created from the attributes, amr fed', async () => {
+    const { claims, toIdp, toAcs } = await signInThroughIdp();
+    assert.deepEqual(claims.amr, ['fed']);
+    assert.equal(toIdp[0]?.method(), 'GET');
+    assert.equal(new URL(toIdp[0]!.url()).searchParams.get('SigAlg'), RSA_SHA256);
+    assert.match(toAcs[0] ?? '', /nameid-format:persistent">alice</);
+    const user = await aliceLinks();
+    assert.equal(user.rows.length, 1, 'created and linked to the NameID');
+    assert.equal(claims.sub, user.rows[0]!.id);
+    assert.deepEqual(
+      { userName: user.rows[0]!.user_name, first: user.rows[0]!.first_name, last: user.rows[0]!.last_name, email: user.rows[0]!.email },
+      { userName: 'alice', first: 'Alice', last: 'Idp', email: 'alice@idp.example.test' },
+    );
   });
 
   /** A login that left for the IdP (without a browser): the RelayState and the ID of the AuthnRequest sent. */
@@ -372,5 +390,32 @@ describe('SAML identity providers with SimpleSAMLphp as the IdP', { skip: needsC
     const log = world.server.logText();
     assert.match(log, /external_login_failed/);
     assert.ok(!log.includes('BEGIN PRIVATE KEY') && !log.includes('"kty"'), 'no key logged');
+  });
+
+  test('the POST binding with a signed AuthnRequest and a transient NameID: the mapping attribute names the user, who signs in again as the linked one', async () => {
+    const changed = await world.server.api('PUT', `/admin/v1/idps/saml/${idpId}`, {
+      body: {
+        name: 'SimpleSAMLphp',
+        metadataUrl: idp.metadataUrl,
+        binding: 'SAML_BINDING_POST',
+        withSignedRequest: true,
+        nameIdFormat: 'SAML_NAME_ID_FORMAT_TRANSIENT',
+        transientMappingAttributeName: 'UserName',
+        providerOptions: { isAutoCreation: true },
+      },
+    });
+    assert.equal(changed.status, 200, changed.text);
+    const metadata = await (await fetch(sp.entityId)).text();
+    assert.ok(metadata.includes('<md:NameIDFormat>urn:oasis:names:tc:SAML:2.0:nameid-format:transient</md:NameIDFormat>'));
+    idp.trust({ ...sp, certificate: spCertificate, signsRequests: true, nameIdFormat: 'urn:oasis:names:tc:SAML:2.0:nameid-format:transient' });
+    const usersBefore = await rowCount('users');
+    const { claims, toIdp, toAcs } = await signInThroughIdp();
+    assert.deepEqual(claims.amr, ['fed']);
+    assert.equal(toIdp[0]?.method(), 'POST');
+    const posted = Buffer.from(new URLSearchParams(toIdp[0]!.postData() ?? '').get('SAMLRequest') ?? '', 'base64').toString('utf8');
+    assert.match(posted, /<ds:Signature/);
+    assert.match(toAcs[0] ?? '', /nameid-format:transient">_/);
+    assert.equal(claims.sub, (await aliceLinks()).rows[0]!.id, 'the same user');
+    assert.equal(await rowCount('users'), usersBefore, 'nobody new');
   });
 });

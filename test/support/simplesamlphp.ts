@@ -31,6 +31,8 @@ export interface OurSp {
   certificate: string;
   /** The SP's signed AuthnRequests are checked against its certificate. */
   signsRequests: boolean;
+  /** The NameID format its metadata names (SimpleSAMLphp answers that one); persistent when left out. */
+  nameIdFormat?: string;
 }
 
 export interface SimpleSamlPhp {
@@ -43,6 +45,8 @@ export interface SimpleSamlPhp {
   keyPem: string;
   /** Starts PHP's server with our SP's metadata. */
   start(sp: OurSp): Promise<void>;
+  /** Our SP's metadata changed: SimpleSAMLphp reads its metadata files at each request. */
+  trust(sp: OurSp): void;
   log(): string;
   stop(): Promise<void>;
 }
@@ -100,10 +104,23 @@ export async function prepareSimpleSamlPhp(users: SamlIdpUser[]): Promise<Simple
       certificate: 'idp.crt',
       auth: 'users',
       'signature.algorithm': 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+      SingleSignOnServiceBinding: ['urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect', 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST'],
     })};\n`,
   );
   let child: ChildProcess | undefined;
   let exited: Promise<unknown> = Promise.resolve();
+  const trust = (sp: OurSp) =>
+    writeFileSync(
+      join(dir, 'metadata', 'saml20-sp-remote.php'),
+      `<?php\n$metadata[${phpValue(sp.entityId)}] = ${phpValue({
+        AssertionConsumerService: [{ Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST', Location: sp.acs }],
+        certData: sp.certificate,
+        'validate.authnrequest': sp.signsRequests,
+        NameIDFormat: sp.nameIdFormat ?? 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
+        'simplesaml.nameidattribute': 'UserName',
+        'sign.assertion': true,
+      })};\n`,
+    );
   const log = () => (existsSync(join(dir, 'log', 'simplesamlphp.log')) ? readFileSync(join(dir, 'log', 'simplesamlphp.log'), 'utf8') : '');
   return {
     origin,
@@ -112,19 +129,9 @@ export async function prepareSimpleSamlPhp(users: SamlIdpUser[]): Promise<Simple
     certificate,
     keyPem,
     log,
+    trust,
     async start(sp) {
-      writeFileSync(
-        join(dir, 'metadata', 'saml20-sp-remote.php'),
-        `<?php\n$metadata[${phpValue(sp.entityId)}] = ${phpValue({
-          AssertionConsumerService: [{ Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST', Location: sp.acs }],
-          certData: sp.certificate,
-          'validate.authnrequest': sp.signsRequests,
-          NameIDFormat: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
-          'simplesaml.nameidattribute': 'UserName',
-          'sign.assertion': true,
-          'sign.response': false,
-        })};\n`,
-      );
+      trust(sp);
       const proc = spawn('php', ['-S', `localhost:${port}`, '-t', WWW], {
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, SIMPLESAMLPHP_CONFIG_DIR: join(dir, 'config') },

@@ -1,20 +1,27 @@
-import { generateKeyPairSync } from 'node:crypto';
 import type { FieldViolation } from '../errors.ts';
-import { parseIdpMetadata } from './idp-metadata.ts';
-import { SP_NAMEID_FORMATS } from './sp-messages.ts';
 
 /**
  * The `saml` provider kind (docs/idps.md, SAML): the service is the SAML
- * 2.0 service provider of an external IdP. Its fields, the rules a schema
- * cannot say, and the provider's own signing key, made at creation.
+ * 2.0 service provider of an external IdP. Its fields and what a sign-in
+ * needs of them. Free of Node and XML modules: the console bundles the
+ * kinds (src/domain/idps.ts); the metadata itself is checked by
+ * ./sp-metadata-rule.ts.
  */
 
 export const SAML_BINDINGS = ['SAML_BINDING_POST', 'SAML_BINDING_REDIRECT'] as const;
 
+/** The API's NameID formats and their URIs (SAML 2.0 Core 8.3). */
+export const SP_NAMEID_FORMATS: Record<string, string> = {
+  SAML_NAME_ID_FORMAT_PERSISTENT: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
+  SAML_NAME_ID_FORMAT_EMAIL_ADDRESS: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
+  SAML_NAME_ID_FORMAT_TRANSIENT: 'urn:oasis:names:tc:SAML:2.0:nameid-format:transient',
+  SAML_NAME_ID_FORMAT_UNSPECIFIED: 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified',
+};
+
 /** What a sign-in needs of the provider. */
 export interface SamlSettings {
-  /** The IdP's metadata: given as XML, or fetched from a URL at each sign-in. */
-  metadata: { xml: string } | { url: string };
+  /** The IdP's metadata: given as base64 XML, or fetched from a URL at each sign-in. */
+  metadata: { base64: string } | { url: string };
   binding: (typeof SAML_BINDINGS)[number];
   withSignedRequest: boolean;
   /** The NameID format URI asked for. */
@@ -48,45 +55,21 @@ export const SAML_DEFAULTS = {
   transientMappingAttributeName: '',
 };
 
-/** The metadata XML of a base64 field, undefined when it is no UTF-8 text. */
-export function decodeMetadata(base64: string): string | undefined {
-  const text = Buffer.from(base64.replace(/\s+/g, ''), 'base64').toString('utf8');
-  return text && !text.includes('\uFFFD') ? text : undefined;
-}
-
-/** Exactly one of metadataXml and metadataUrl; given XML must be an IdP's usable metadata. */
-export function samlViolations(body: Record<string, unknown>): FieldViolation[] {
-  const xml = body.metadataXml;
-  const url = body.metadataUrl;
-  if (xml === undefined && url === undefined) return [{ field: 'metadataXml', description: 'metadataXml or metadataUrl is required' }];
-  if (xml !== undefined && url !== undefined) return [{ field: 'metadataUrl', description: 'must not be given together with metadataXml' }];
-  if (typeof xml !== 'string') return [];
-  const text = decodeMetadata(xml);
-  if (!text) return [{ field: 'metadataXml', description: 'must be base64 of UTF-8 XML' }];
-  try {
-    parseIdpMetadata(text);
-    return [];
-  } catch (err) {
-    return [{ field: 'metadataXml', description: `is not usable IdP metadata: ${(err as Error).message}` }];
-  }
+/** Exactly one of metadataXml and metadataUrl. */
+export function samlSourceViolations(body: Record<string, unknown>): FieldViolation[] {
+  if (body.metadataXml === undefined && body.metadataUrl === undefined) return [{ field: 'metadataXml', description: 'metadataXml or metadataUrl is required' }];
+  if (body.metadataXml !== undefined && body.metadataUrl !== undefined) return [{ field: 'metadataUrl', description: 'must not be given together with metadataXml' }];
+  return [];
 }
 
 const str = (value: unknown, fallback: string) => (typeof value === 'string' ? value : fallback);
 
 export function samlSettingsOf(config: Record<string, unknown>): SamlSettings {
-  const xml = typeof config.metadataXml === 'string' ? decodeMetadata(config.metadataXml) : undefined;
-  const binding = config.binding === 'SAML_BINDING_POST' ? 'SAML_BINDING_POST' : 'SAML_BINDING_REDIRECT';
   return {
-    metadata: xml !== undefined ? { xml } : { url: str(config.metadataUrl, '') },
-    binding,
+    metadata: typeof config.metadataXml === 'string' ? { base64: config.metadataXml } : { url: str(config.metadataUrl, '') },
+    binding: config.binding === 'SAML_BINDING_POST' ? 'SAML_BINDING_POST' : 'SAML_BINDING_REDIRECT',
     withSignedRequest: config.withSignedRequest === true,
     nameIdFormat: SP_NAMEID_FORMATS[str(config.nameIdFormat, SAML_DEFAULTS.nameIdFormat)] ?? SP_NAMEID_FORMATS.SAML_NAME_ID_FORMAT_PERSISTENT!,
     transientMappingAttributeName: str(config.transientMappingAttributeName, ''),
   };
-}
-
-/** A new provider's signing key: RSA 2048, its private JWK as JSON (sealed at rest like every provider secret). */
-export function newSpSigningKey(): string {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return JSON.stringify(privateKey.export({ format: 'jwk' }));
 }

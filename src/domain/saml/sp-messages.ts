@@ -5,13 +5,6 @@ import { SAML_NS, escapeXml as x } from './xml.ts';
 // 3.4.1): its metadata for the external IdP, and the AuthnRequest that
 // sends the user there.
 
-export const SP_NAMEID_FORMATS: Record<string, string> = {
-  SAML_NAME_ID_FORMAT_PERSISTENT: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
-  SAML_NAME_ID_FORMAT_EMAIL_ADDRESS: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
-  SAML_NAME_ID_FORMAT_TRANSIENT: 'urn:oasis:names:tc:SAML:2.0:nameid-format:transient',
-  SAML_NAME_ID_FORMAT_UNSPECIFIED: 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified',
-};
-
 export interface SpEndpoints {
   /** The metadata URL, which is the entityID too. */
   entityId: string;
