@@ -57,8 +57,10 @@ export const SAML_DEFAULTS = {
 
 /** Exactly one of metadataXml and metadataUrl. */
 export function samlSourceViolations(body: Record<string, unknown>): FieldViolation[] {
-  if (body.metadataXml === undefined && body.metadataUrl === undefined) return [{ field: 'metadataXml', description: 'metadataXml or metadataUrl is required' }];
-  if (body.metadataXml !== undefined && body.metadataUrl !== undefined) return [{ field: 'metadataUrl', description: 'must not be given together with metadataXml' }];
+  if (body.metadataXml === undefined && body.metadataUrl === undefined)
+    return [{ field: 'metadataXml', description: 'metadataXml or metadataUrl is required' }];
+  if (body.metadataXml !== undefined && body.metadataUrl !== undefined)
+    return [{ field: 'metadataUrl', description: 'must not be given together with metadataXml' }];
   return [];
 }
 
