@@ -90,7 +90,6 @@ export function samlSpRoutes(deps: SamlSpDeps): Router {
     async (ctx, next) => {
       const lang = chooseLanguage(undefined, ctx.get('accept-language'));
       const t = CATALOGUES[lang]!;
-      let idpName = 'SAML';
       try {
         await next();
       } catch (err) {
@@ -100,7 +99,7 @@ export function samlSpRoutes(deps: SamlSpDeps): Router {
         }
         if (!(err instanceof SamlRefused) && !(err instanceof UpstreamError)) throw err;
         const unreachable = err instanceof UpstreamError && err.reason === 'unreachable';
-        idpName = (ctx.state.samlIdpName as string | undefined) ?? idpName;
+        const idpName = (ctx.state.samlIdpName as string | undefined) ?? 'SAML';
         deps.log.warn(
           {
             requestId: ctx.state.requestId,

@@ -110,9 +110,9 @@ describe('identity providers', () => {
 
   test('bad files and kinds: an unknown kind is a usage error, an unreadable or non-object file exit 1, a bad body the API names', async () => {
     const good = file('ok.json', JSON.stringify({ name: 'X', clientId: 'x', clientSecret: SECRET }));
-    const unknownKind = await cli('create-idp', '--org', orgId, '--kind', 'ldap', '--file', good);
+    const unknownKind = await cli('create-idp', '--org', orgId, '--kind', 'kerberos', '--file', good);
     assert.equal(unknownKind.code, 2);
-    assert.match(unknownKind.stderr, /--kind must be one of generic_oidc, oauth, google, github, gitlab, azure_ad/);
+    assert.match(unknownKind.stderr, /--kind must be one of generic_oidc, oauth, google, github, gitlab, azure_ad, ldap, saml/);
     const missing = await cli('create-idp', '--org', orgId, '--kind', 'google');
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /missing required option --file/);

@@ -148,10 +148,13 @@ export function readSamlResponse(xml: string, expected: ResponseExpectations): S
   const confirmed = confirmation(subject, expected, now);
   const responseInResponseTo = attribute(response, 'InResponseTo');
   if (responseInResponseTo !== null && responseInResponseTo !== confirmed.inResponseTo) throw new SamlRefused('the response answers another request');
+  const responseId = response.getAttribute('ID') ?? '';
+  // The IDs are what a replay is recognised by (Profiles 4.1.4.5).
+  if (!responseId || !assertion.getAttribute('ID')) throw new SamlRefused('the response and the assertion must have an ID');
   const until = conditions(assertion, expected, now);
   const notOnOrAfter = until && until < confirmed.notOnOrAfter ? until : confirmed.notOnOrAfter;
   return {
-    responseId: response.getAttribute('ID') ?? '',
+    responseId,
     assertionId: assertion.getAttribute('ID') ?? '',
     inResponseTo: confirmed.inResponseTo,
     nameId,
