@@ -167,8 +167,7 @@ export function externalIdpStep(
       return failurePage(ctx, loaded.page.lang, loaded.page.t.sessionExpired, 400);
     let identity: ExternalIdentity;
     try {
-      const upstream = login.upstream;
-      const config = await upstreamConfiguration(upstream, login.secret, deps.fetchFor({ orgId: login.idp.orgId }));
+      const config = await upstreamConfiguration(login.upstream, login.secret, deps.fetchFor({ orgId: login.idp.orgId }));
       const answer = new URL(redirectUri);
       answer.search = ctx.querystring;
       identity = await redeem(config, login.upstream, answer, { state, nonce: trip.nonce, codeVerifier: trip.codeVerifier });
