@@ -392,7 +392,7 @@ describe('SAML identity providers with SimpleSAMLphp as the IdP', { skip: needsC
     assert.ok(!log.includes('BEGIN PRIVATE KEY') && !log.includes('"kty"'), 'no key logged');
   });
 
-  test('the POST binding with a signed AuthnRequest and a transient NameID: the mapping attribute names the user, who signs in again as the linked one', async () => {
+  test('the POST binding with a signed AuthnRequest and a transient NameID: the mapping attribute names the user, who signs in again as the linked one; the IdP gone, the button says so', async () => {
     const changed = await world.server.api('PUT', `/admin/v1/idps/saml/${idpId}`, {
       body: {
         name: 'SimpleSAMLphp',
@@ -417,5 +417,17 @@ describe('SAML identity providers with SimpleSAMLphp as the IdP', { skip: needsC
     assert.match(toAcs[0] ?? '', /nameid-format:transient">_/);
     assert.equal(claims.sub, (await aliceLinks()).rows[0]!.id, 'the same user');
     assert.equal(await rowCount('users'), usersBefore, 'nobody new');
+
+    // The IdP's metadata URL is read at each sign-in: with the IdP gone, the button ends on the page saying so.
+    await idp.stop();
+    const interaction = await interactionPage(world.server.url, clientId, {}, rp.callback);
+    const started = await fetch(`${interaction.action}/idp/${idpId}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: interaction.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: interaction.csrf }).toString(),
+    });
+    assert.equal(started.status, 502);
+    assert.match(await started.text(), /SimpleSAMLphp could not be reached/);
   });
 });
