@@ -37,6 +37,8 @@ export const SHORT_LIVED_MODELS: ReadonlySet<string> = new Set([
   'SamlRequestId',
   // Ours: a login's trip to an external provider (src/security/external-login-states.ts).
   'ExternalLoginState',
+  // Ours: a login's trip to a SAML IdP and the responses accepted (src/security/saml-login-states.ts).
+  'SamlLoginState',
 ]);
 
 export interface AdapterStores {

@@ -37,6 +37,9 @@ import { secondFactorStep } from './steps/second-factor.ts';
 import { selectAccountStep } from './steps/select-account.ts';
 import { CALLBACK_PATH, externalCallback, type ExternalIdpDeps, externalIdpStep, type ExternalIdpStep } from './steps/external-idp.ts';
 import { ldapLoginStep, type LdapLoginStep } from './steps/ldap-login.ts';
+import { samlLoginStep, type SamlLoginStep } from './steps/saml-login.ts';
+import type { SamlLoginStates } from '../src/security/saml-login-states.ts';
+import { SAML_RETURN } from '../src/saml/sp-routes.ts';
 
 export interface InteractionDeps {
   engine: EngineHolder;
@@ -68,7 +71,7 @@ export interface InteractionDeps {
   /** The key of the self-service codes' digests and the issuer their links point to. */
   codes: CodeSettings;
   /** Sign-ins through external identity providers (docs/idps.md). */
-  external: Pick<ExternalIdpDeps, 'states' | 'sealingKey' | 'fetchFor' | 'upstreams' | 'ldapFor'>;
+  external: Pick<ExternalIdpDeps, 'states' | 'sealingKey' | 'fetchFor' | 'upstreams' | 'ldapFor'> & { samlStates: SamlLoginStates };
 }
 
 /** Answers what the steps throw: the stores down, the instance busy, the interaction gone. */
@@ -137,6 +140,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   const register = registerStep(kit, { ...deps, linkPending }, factorSetup, mailVerification);
   // The LDAP form is a provider's step that goes on like every provider's answer.
   let ldap: LdapLoginStep | undefined;
+  let saml: SamlLoginStep | undefined;
   external = externalIdpStep(
     kit,
     { ...deps, ...deps.external, events, issuer: deps.engine.provider.issuer },
@@ -146,9 +150,11 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       showLoginName: loginName.show,
       showRegistration: register.show,
       showLdapForm: (ctx, loaded, login) => ldap!.show(ctx, loaded, login),
+      startSaml: (ctx, loaded, login) => saml!.start(ctx, loaded, login),
     },
   );
   ldap = ldapLoginStep(kit, { events, throttle: deps.throttle, ldapFor: deps.external.ldapFor }, external);
+  saml = samlLoginStep(kit, { ...deps.external, issuer: deps.engine.provider.issuer }, external);
   const selectAccount = selectAccountStep(kit, deps.db, loginName.show);
   const consent = consentStep(kit);
 
@@ -189,6 +195,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
   router.post('/:uid/idp/:idpId', external.start);
   router.get('/:uid/idps/return', external.complete);
   router.post('/:uid/ldap/:idpId', ldap.post);
+  router.get(`/:uid/${SAML_RETURN}`, saml.complete);
   router.post('/:uid/passkey', passwordlessStep(kit, env, deps.policies, deps.throttle, loginName.show, afterPasskey));
   for (const factor of SECOND_FACTORS) {
     router.post(`/:uid/${factor.verifyPath}`, secondFactor.verify(factor));

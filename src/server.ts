@@ -31,12 +31,14 @@ import { policyCache } from './queries/policy-cache.ts';
 import type { FeatureName } from './storage/features.ts';
 import { externalCallbackRoutes, interactionRouter } from '../interactions/index.ts';
 import { externalLoginStates } from './security/external-login-states.ts';
+import { samlLoginStates } from './security/saml-login-states.ts';
 import { ldapFor } from './outbound/ldap.ts';
 import { providerFetch } from './outbound/upstream.ts';
 import { upstreamCache } from './outbound/upstream-cache.ts';
 import { createApp } from './app.ts';
 import { smtpFromEnvironment, startHousekeeping, startNotifications } from './background-work.ts';
 import { samlRoutes } from './saml/router.ts';
+import { samlSpRoutes } from './saml/sp-routes.ts';
 import { adminRouter } from './admin/router.ts';
 import { scimRouter } from './scim/router.ts';
 import { patVerifier } from './queries/verify-pat.ts';
@@ -130,7 +132,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       ldapFor: ldapFor(config.outboundAllowPrivate),
     };
     const adapter = createAdapterFactory({ db, redis, clients, onStorageError: (store) => metrics.storageErrors.inc({ store }) });
-    const external = { ...idps, states: externalLoginStates(adapter('ExternalLoginState')) };
+    const external = { ...idps, states: externalLoginStates(adapter('ExternalLoginState')), samlStates: samlLoginStates(adapter('SamlLoginState')) };
     const engineDeps = {
       config,
       db,
@@ -222,6 +224,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
         }),
         samlRoutes({ db, engine, issuer: config.issuer, signingKeys: () => currentKeys, adapter, hooks }),
         externalCallbackRoutes({ external }),
+        samlSpRoutes({ db, log, issuer: config.issuer, ...external }),
       ],
     });
     const { server, connections } = await listen(app, config);

@@ -79,6 +79,8 @@ export function externalIdpStep(
     showRegistration(ctx: Context, loaded: Loaded): Promise<void>;
     /** An LDAP provider's own form of login name and password (steps/ldap-login.ts). */
     showLdapForm(ctx: Context, loaded: Loaded, login: LoginIdp): void;
+    /** Off to a SAML provider with an AuthnRequest (steps/saml-login.ts). */
+    startSaml(ctx: Context, loaded: Loaded, login: LoginIdp): Promise<void>;
   },
 ): ExternalIdpStep {
   const redirectUri = `${deps.issuer}${CALLBACK_PATH}`;
@@ -124,6 +126,7 @@ export function externalIdpStep(
     if (!login) return failurePage(ctx, loaded.page.lang, loaded.page.t.sessionExpired, 400);
     const { upstream } = login;
     if (upstream.protocol === 'ldap') return steps.showLdapForm(ctx, loaded, login);
+    if (upstream.protocol === 'saml') return steps.startSaml(ctx, loaded, login);
     try {
       const config = await deps.upstreams.configuration(login.idp, upstream, login.secret, deps.fetchFor({ orgId: login.idp.orgId }));
       const checks = newLoginChecks();
@@ -163,7 +166,8 @@ export function externalIdpStep(
     if (!trip || trip.uid !== loaded.interaction.uid) return failurePage(ctx, loaded.page.lang, loaded.page.t.sessionExpired, 400);
     const idp = await findIdp(deps.db, trip.idpId);
     const login = idp && loginIdpOf(deps.sealingKey, idp);
-    if (!login || login.upstream.protocol === 'ldap') return failurePage(ctx, loaded.page.lang, loaded.page.t.sessionExpired, 400);
+    if (!login || login.upstream.protocol === 'ldap' || login.upstream.protocol === 'saml')
+      return failurePage(ctx, loaded.page.lang, loaded.page.t.sessionExpired, 400);
     let identity: ExternalIdentity;
     try {
       const fetch = deps.fetchFor({ orgId: login.idp.orgId });

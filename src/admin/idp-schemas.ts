@@ -1,4 +1,5 @@
-import { IDP_KINDS, upstreamUrlViolations, type IdpKind } from '../domain/idps.ts';
+import { upstreamUrlViolations, type IdpKind } from '../domain/idps.ts';
+import { samlViolations } from '../domain/saml/sp-metadata-rule.ts';
 
 /** The bodies of `…/idps/…` and `…/policies/login/idps` (docs/api/idps.md). */
 
@@ -31,8 +32,11 @@ export function idpSchema(kind: IdpKind, change: boolean): object {
   };
 }
 
-/** Rules a schema cannot say: the URL fields (an LDAP provider's servers too) must be usable upstream addresses. */
-export const idpUrlRule = (body: Record<string, unknown>) => upstreamUrlViolations(body);
+/** Rules a schema cannot say: the URL fields (an LDAP provider's servers too) must be usable upstream addresses; a SAML provider's metadata must be an IdP's. */
+export const idpRule = (kind: IdpKind) => (body: Record<string, unknown>) => [
+  ...upstreamUrlViolations(body),
+  ...(kind.name === 'saml' ? samlViolations(body) : []),
+];
 
 export const policyIdpSchema = {
   type: 'object',
@@ -40,5 +44,3 @@ export const policyIdpSchema = {
   required: ['idpId'],
   properties: { idpId: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', description: 'must be an identity provider id' } },
 } as const;
-
-export const KIND_NAMES = [...IDP_KINDS.keys()];

@@ -1,7 +1,6 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { InvalidArgument } from '../domain/errors.ts';
-import { IDP_KINDS, PLANNED_KINDS } from '../domain/idps.ts';
+import { IDP_KINDS } from '../domain/idps.ts';
 import type { Principal } from '../domain/roles.ts';
 import { changeIdp, createIdp, removeIdp, type IdpCommandDeps, type IdpInput } from '../commands/idps.ts';
 import { addLoginPolicyIdp, removeLoginPolicyIdp } from '../commands/login-policy-idps.ts';
@@ -11,7 +10,7 @@ import { searchPolicyIdps } from '../queries/login-policy-idps.ts';
 import type { NameQuery, SearchRequest } from '../queries/search.ts';
 import type { Announce } from '../storage/invalidation.ts';
 import { actingOrgId } from './org-context.ts';
-import { idpSchema, idpUrlRule, KIND_NAMES, policyIdpSchema } from './idp-schemas.ts';
+import { idpRule, idpSchema, policyIdpSchema } from './idp-schemas.ts';
 import { limitRule, nameSearchSchema } from './search-schemas.ts';
 import { validator } from './validate.ts';
 
@@ -22,15 +21,9 @@ const parsePolicyIdp = validator<{ idpId: string }>(policyIdpSchema);
 const PARSERS = new Map(
   [...IDP_KINDS.values()].map((kind) => [
     kind.name,
-    { kind, create: validator<IdpInput>(idpSchema(kind, false), idpUrlRule), change: validator<IdpInput>(idpSchema(kind, true), idpUrlRule) },
+    { kind, create: validator<IdpInput>(idpSchema(kind, false), idpRule(kind)), change: validator<IdpInput>(idpSchema(kind, true), idpRule(kind)) },
   ]),
 );
-
-function notYet(kind: string): never {
-  throw new InvalidArgument(`identity providers of the kind ${kind} are not available yet; the kinds are ${KIND_NAMES.join(', ')} (docs/idps.md)`, [
-    { field: '(path)', description: `${kind} is not available yet` },
-  ]);
-}
 
 /**
  * External identity providers (docs/api/idps.md): the instance's at
@@ -58,10 +51,6 @@ export function idpRoutes(deps: IdpCommandDeps, announce: Announce): Router {
         const input = parse.change(ctx.request.body ?? {});
         ctx.body = await changeIdp(deps, principal(ctx), await scopeOf(ctx), parse.kind, ctx.params.idpId!, input);
       });
-    }
-    for (const name of PLANNED_KINDS) {
-      router.post(`${prefix}/idps/${name}`, () => notYet(name));
-      router.put(`${prefix}/idps/${name}/:idpId`, () => notYet(name));
     }
     router.get(`${prefix}/idps/:idpId`, async (ctx) => {
       ctx.body = await getIdp(db, principal(ctx), await scopeOf(ctx), ctx.params.idpId!);

@@ -5,6 +5,8 @@ import type { Principal } from '../domain/roles.ts';
 import { seal } from '../keys/sealing.ts';
 import type { OutboundFetch } from '../outbound/client.ts';
 import { BindRefused, type LdapDirectory } from '../outbound/ldap.ts';
+import { fetchIdpMetadata } from '../outbound/saml-metadata.ts';
+import { newSpSigningKey } from '../security/saml-sp-key.ts';
 import { upstreamConfiguration } from '../outbound/upstream.ts';
 import type { Database } from '../storage/database.ts';
 import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
@@ -53,6 +55,15 @@ async function checkUpstream(deps: IdpCommandDeps, scope: IdpScope, kind: IdpKin
     }
     return;
   }
+  if (upstream.protocol === 'saml') {
+    if (!('url' in upstream.metadata)) return;
+    try {
+      await fetchIdpMetadata(upstream.metadata.url, deps.fetchFor(scope));
+    } catch (err) {
+      throw fieldError('metadataUrl', `the metadata could not be used: ${err instanceof Error ? err.message : 'no answer'}`);
+    }
+    return;
+  }
   if (!('issuer' in kind.properties)) return;
   try {
     await upstreamConfiguration(upstream, secret, deps.fetchFor(scope));
@@ -61,7 +72,7 @@ async function checkUpstream(deps: IdpCommandDeps, scope: IdpScope, kind: IdpKin
   }
 }
 
-const secretOf = (kind: IdpKind, input: IdpInput): string | undefined => input[kind.secretField] as string | undefined;
+const secretOf = (kind: IdpKind, input: IdpInput): string | undefined => (kind.secretField ? (input[kind.secretField] as string | undefined) : undefined);
 
 function optionsOf(input: IdpInput, before?: ProviderOptions): ProviderOptions {
   return { ...PROVIDER_OPTION_DEFAULTS, ...before, ...input.providerOptions };
@@ -83,8 +94,8 @@ export async function createIdp(
 ): Promise<{ id: string; details: WriteDetails }> {
   assertMayManageIdps(actor, scope);
   const config = configOf(kind, input);
-  // The schema requires the secret on create.
-  const secret = secretOf(kind, input)!;
+  // The schema requires a given secret on create.
+  const secret = kind.generatedKey ? newSpSigningKey() : secretOf(kind, input)!;
   await checkUpstream(deps, scope, kind, config, secret);
   const id = newId();
   return deps.db.transaction(async (tx) => {
@@ -115,7 +126,7 @@ export async function changeIdp(
   const config = configOf(kind, input);
   const sameDestination = kind.secretDestination(config) === kind.secretDestination(before.config);
   const given = secretOf(kind, input);
-  if (!given && !sameDestination) throw fieldError(kind.secretField, 'is required when the provider moves to another address');
+  if (!given && !sameDestination) throw fieldError(kind.secretField ?? '(body)', 'is required when the provider moves to another address');
   const secret = given ?? unsealSecret(deps.sealingKey, before);
   await checkUpstream(deps, scope, kind, config, secret);
   return deps.db.transaction(async (tx) => {

@@ -1,5 +1,6 @@
 import type { FieldViolation } from './errors.ts';
 import { LDAP_DEFAULTS, LDAP_PROPERTIES, LDAP_REQUIRED, ldapServerViolations, ldapSettingsOf, type LdapSettings } from './ldap.ts';
+import { SAML_DEFAULTS, SAML_PROPERTIES, samlSettingsOf, type SamlSettings } from './saml/sp-kind.ts';
 
 /**
  * External identity providers (docs/idps.md): the kinds an admin can
@@ -7,8 +8,8 @@ import { LDAP_DEFAULTS, LDAP_PROPERTIES, LDAP_REQUIRED, ldapServerViolations, ld
  * Every kind is OpenID Connect (discovery from an issuer, ID token checked)
  * or OAuth 2.0 with a GitHub-style user endpoint (the presets fix the
  * endpoints of well-known services), or an LDAP directory the login binds
- * to (./ldap.ts). SAML is a kind the API knows by name and refuses until it
- * is built (PLANNED_KINDS).
+ * to (./ldap.ts), or a SAML 2.0 IdP whose service provider we are
+ * (./saml/sp-kind.ts).
  */
 
 export interface ProviderOptions {
@@ -41,16 +42,18 @@ export type HttpUpstream =
       idAttribute: string;
     };
 
-/** How the login reaches a provider's upstream: over HTTP, or a directory it binds to with the typed password. */
-export type Upstream = HttpUpstream | ({ protocol: 'ldap' } & LdapSettings);
+/** How the login reaches a provider's upstream: over HTTP, a directory it binds to with the typed password, or a SAML IdP. */
+export type Upstream = HttpUpstream | ({ protocol: 'ldap' } & LdapSettings) | ({ protocol: 'saml' } & SamlSettings);
 
 export interface IdpKind {
   /** Path segment of create and change: `POST /admin/v1/idps/{name}`. */
   name: string;
   /** `type` of the provider's view. */
   type: string;
-  /** The write-only field sealed at rest: the client secret, or an LDAP provider's bind password. */
-  secretField: 'clientSecret' | 'bindPassword';
+  /** The write-only field sealed at rest: the client secret, or an LDAP provider's bind password; none for a kind whose secret is generated. */
+  secretField?: 'clientSecret' | 'bindPassword';
+  /** The secret is made at creation and kept, never given or answered: a SAML provider's own signing key. */
+  generatedKey?: true;
   /** JSON Schema properties of the kind's own fields (the secret included), and which are required on create. */
   properties: Record<string, object>;
   required: string[];
@@ -191,6 +194,18 @@ const LDAP: IdpKind = {
   secretDestination: (config) => JSON.stringify([list(config, 'servers'), config.startTls === true]),
 };
 
+const SAML: IdpKind = {
+  name: 'saml',
+  type: 'IDP_TYPE_SAML',
+  properties: SAML_PROPERTIES,
+  required: [],
+  defaults: SAML_DEFAULTS,
+  upstream: (config) => ({ protocol: 'saml', ...samlSettingsOf(config) }),
+  generatedKey: true,
+  // The signing key stays ours whatever the IdP: it is never sent anywhere.
+  secretDestination: () => 'saml',
+};
+
 /** Every kind that works, by its path segment. */
 export const IDP_KINDS: ReadonlyMap<string, IdpKind> = new Map(
   [
@@ -204,11 +219,9 @@ export const IDP_KINDS: ReadonlyMap<string, IdpKind> = new Map(
       required: ['clientId', 'clientSecret', 'tenant'],
     }),
     LDAP,
+    SAML,
   ].map((kind) => [kind.name, kind]),
 );
-
-/** Kinds the API names but does not offer yet: creating one is a 400 that says so (docs/idps.md). */
-export const PLANNED_KINDS = ['saml'] as const;
 
 /** The kind of a stored provider's `type`. */
 export function kindOfType(type: string): IdpKind | undefined {
@@ -241,6 +254,7 @@ const URL_FIELDS: Record<string, { query: boolean }> = {
   authorizationEndpoint: { query: true },
   tokenEndpoint: { query: true },
   userEndpoint: { query: true },
+  metadataUrl: { query: true },
 };
 
 /** The URL fields of a body that are no usable upstream address (an LDAP provider's servers included). */

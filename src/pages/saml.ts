@@ -18,9 +18,10 @@ export interface PostedMessage {
   appName: string;
 }
 
-export function postFormPage(lang: string, t: Messages, message: PostedMessage): string {
+/** The form; its heading says where the browser goes (back to the app, or off to an external IdP when we are its SP). */
+export function postFormPage(lang: string, t: Messages, message: PostedMessage, heading?: string): string {
   const relay = message.relayState === undefined ? '' : `<input type="hidden" name="RelayState" value="${e(message.relayState)}">`;
-  const text = translate(t, 'samlSending', { app: message.appName });
+  const text = heading ?? translate(t, 'samlSending', { app: message.appName });
   return page(
     text,
     `<h1>${e(text)}</h1><form method="post" action="${e(message.action)}"><input type="hidden" name="${message.field}" value="${e(message.value)}">${relay}<noscript><button type="submit">${e(t.continue)}</button></noscript></form>

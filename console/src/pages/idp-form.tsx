@@ -8,7 +8,8 @@ import { IDP_KINDS, PROVIDER_OPTION_DEFAULTS, type IdpKind, type ProviderOptions
 // bundled in), and what the provider may do. The kind's secret (a client
 // secret, an LDAP bind password) is write-only: on a change an empty field
 // keeps the stored one. An object field (the LDAP `attributes`) is a group
-// of text fields, kept in the draft as `attributes.idAttribute` and so on.
+// of text fields, kept in the draft as `attributes.idAttribute` and so on;
+// a field of named values (a SAML provider's `binding`) is a choice.
 
 /** Where a provider lives: the acting org's own (`/management/v1`) or the instance's (`/admin/v1`). */
 export type IdpScope = 'org' | 'instance';
@@ -111,6 +112,17 @@ export function IdpForm<T>({
       {Object.keys(kind.properties).map((field) => {
         const type = fieldType(kind, field);
         if (type === 'boolean') return <Check key={field} label={labelOf(field)} checked={draft.values[field] === true} onChange={setValue(field)} />;
+        const choices = (kind.properties[field] as { enum?: string[] }).enum;
+        if (choices)
+          return (
+            <Select
+              key={`${kind.name}-${field}`}
+              label={labelOf(field)}
+              value={String(draft.values[field] ?? kind.defaults[field] ?? choices[0])}
+              onChange={setValue(field)}
+              options={choices.map((choice): [string, string] => [choice, labelOf(choice)])}
+            />
+          );
         if (type === 'object')
           return (
             <fieldset key={`${kind.name}-${field}`}>
