@@ -46,10 +46,17 @@ describe('a flood of password hashing on the admin API', () => {
     assert.equal(busy.length + created.length, flood, `statuses ${JSON.stringify(answers.map((a) => a.status))}`);
     assert.ok(busy.length > 0, 'some requests were turned away');
     assert.ok(created.length > 0, 'the admitted requests were served');
+    // The waiting line answers Retry-After 1. On a loaded machine the flood may
+    // also exhaust the database pool, whose own 503 says 5 (the store's
+    // outage answer): both are code 14, and the line must have turned some away.
     for (const answer of busy) {
       assert.equal(answer.body.code, 14);
-      assert.equal(answer.retryAfter, '1');
+      assert.ok(answer.retryAfter === '1' || answer.retryAfter === '5', `Retry-After ${answer.retryAfter}`);
     }
+    assert.ok(
+      busy.some((answer) => answer.retryAfter === '1'),
+      'the password waiting line turned requests away',
+    );
     const { rows } = await server.running.db.query<{ user_name: string }>("SELECT user_name FROM users WHERE user_name LIKE 'flood-%'");
     assert.deepEqual(rows.map((r) => r.user_name).sort(), created.map((a) => a.userName).sort());
     // Afterwards the line is free again.
