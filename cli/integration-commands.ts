@@ -10,7 +10,8 @@ import { IDP_KINDS, kindOfType } from '../src/domain/idps.ts';
 
 // The commands of what the service connects to: identity providers of the
 // org or the instance (docs/api/idps.md), the login policy's list of them,
-// and the instance's action targets and executions (docs/api/actions.md).
+// the instance's action targets and executions (docs/api/actions.md), and
+// SAML apps of a project (docs/api/saml-apps.md).
 
 const id = (value: string) => encodeURIComponent(value);
 type Row = Record<string, any>;
@@ -41,6 +42,15 @@ function idpBody(path: string): Record<string, unknown> {
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new CliError(`${path} must hold one JSON object (the provider's body)`);
   return body as Record<string, unknown>;
+}
+
+/** A file's bytes as base64 (an SP's metadata document, sent as the API takes it). */
+function fileBase64(path: string): string {
+  try {
+    return readFileSync(path).toString('base64');
+  } catch (err) {
+    throw new CliError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
 }
 
 /** A search of the actions API: it pages but takes no filters. */
@@ -254,5 +264,26 @@ export const INTEGRATION_COMMANDS: Command[] = [
       return { method: 'PUT', path: '/v2beta/actions/executions', body: { condition, targets: targets.map((target) => ({ target })) } };
     },
     describe: (_r, v) => (v.remove === true ? ['Removed the execution.'] : [`The execution calls ${list(v, 'target').join(', ')}, in this order`]),
+  },
+  {
+    name: 'add-saml-app',
+    summary: "create a SAML app in a project from its SP's metadata, a file or a URL (needs ORG_OWNER)",
+    options: {
+      project: { type: 'string', arg: '<projectId>', description: 'project id' },
+      name: { type: 'string', arg: '<name>', description: 'app name' },
+      'metadata-file': { type: 'string', arg: '<file>', description: "the SP's metadata XML" },
+      'metadata-url': { type: 'string', arg: '<url>', description: "where the service fetches the SP's metadata" },
+      'idp-initiated': { type: 'boolean', description: 'allow sign-ins started at /saml/v2/init (docs/saml.md)' },
+    },
+    required: ['project', 'name'],
+    request(values) {
+      const file = str(values, 'metadata-file');
+      const url = str(values, 'metadata-url');
+      if ((file === undefined) === (url === undefined)) throw new UsageError('give exactly one of --metadata-file and --metadata-url', 'add-saml-app');
+      const body: Record<string, unknown> = { name: str(values, 'name'), ...(file !== undefined ? { metadataXml: fileBase64(file) } : { metadataUrl: url }) };
+      if (values['idp-initiated'] === true) body.allowIdpInitiated = true;
+      return { method: 'POST', path: `/management/v1/projects/${id(str(values, 'project')!)}/apps/saml`, body };
+    },
+    describe: (r, v) => [`Created SAML app ${str(v, 'name')} (appId ${r.appId}); the SP takes this service's IdP metadata from {ISSUER}/saml/v2/metadata`],
   },
 ];

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { run } from '../../cli/portcullis.ts';
 import type { Io } from '../../cli/output.ts';
 import { insertPat, tempDir, testServer, type TestServer } from '../support/server.ts';
+import { handSp } from '../saml/support.ts';
 
 // docs/cli.md: identity providers (from a JSON file, never echoing the
 // secret), the login page's list of them, action targets (the signing key
@@ -223,5 +224,46 @@ describe('action targets and executions', () => {
     const r = await cli('list-targets', '--pat', pat);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /^error: .*IAM_OWNER/);
+  });
+});
+
+describe('SAML apps', () => {
+  test('add-saml-app takes the SP metadata from a file; list-apps shows the app; one source exactly, a bad document the API names', async () => {
+    const sp = handSp('cli-wiki');
+    const project = await server.api('POST', '/management/v1/projects', { body: { name: 'Wiki' }, orgId });
+    assert.equal(project.status, 200, project.text);
+    const metadata = file('wiki-sp.xml', sp.metadataXml);
+    const created = await cli('add-saml-app', '--org', orgId, '--project', project.body.id, '--name', 'wiki', '--metadata-file', metadata);
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(created.stdout, /^Created SAML app wiki \(appId \d+\); the SP takes this service's IdP metadata from \{ISSUER\}\/saml\/v2\/metadata/);
+    const app = await server.api('GET', `/management/v1/projects/${project.body.id}/apps/${idOf(created)}`, { orgId });
+    assert.equal(app.status, 200, app.text);
+    assert.match(JSON.stringify(app.body), new RegExp(sp.entityId.replace(/[./]/g, '\\$&')));
+    const listed = await cli('list-apps', '--org', orgId, '--project', project.body.id);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, new RegExp(`${idOf(created)}.*wiki`));
+
+    const both = await cli(
+      'add-saml-app',
+      '--org',
+      orgId,
+      '--project',
+      project.body.id,
+      '--name',
+      'x',
+      '--metadata-file',
+      metadata,
+      '--metadata-url',
+      'https://sp.example.test/md',
+    );
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /give exactly one of --metadata-file and --metadata-url/);
+    assert.equal((await cli('add-saml-app', '--org', orgId, '--project', project.body.id, '--name', 'x')).code, 2);
+    const gone = await cli('add-saml-app', '--org', orgId, '--project', project.body.id, '--name', 'x', '--metadata-file', join(files, 'nowhere.xml'));
+    assert.equal(gone.code, 1);
+    assert.match(gone.stderr, /cannot read .*nowhere\.xml: ENOENT/);
+    const notXml = await cli('add-saml-app', '--org', orgId, '--project', project.body.id, '--name', 'x', '--metadata-file', file('not.xml', 'not xml at all'));
+    assert.equal(notXml.code, 1);
+    assert.match(notXml.stderr, /metadataXml/);
   });
 });
