@@ -148,6 +148,28 @@ describe('integrations in the console', { skip: needsChromium }, () => {
     await nav('Identity providers').click();
   });
 
+  it('creates a SAML provider from its IdP metadata pasted as XML (sent as the API takes it, base64), and shows it again as XML', async () => {
+    // This service's own IdP metadata stands in for an external IdP's.
+    const idpMetadata = await (await fetch(`${scene.server.issuer}/saml/v2/metadata`)).text();
+    const form = page.getByRole('form', { name: 'New provider: Providers of the instance' });
+    // The form the LDAP test used may still be open.
+    if (!(await form.isVisible())) await page.getByRole('button', { name: 'New provider: Providers of the instance' }).click();
+    await form.getByLabel('Kind of provider').selectOption({ value: 'saml' });
+    await form.getByLabel('Name', { exact: true }).fill('Corporate SAML');
+    await form.getByLabel('Metadata XML').fill(idpMetadata);
+    await form.getByRole('button', { name: 'Create' }).click();
+    const instanceTable = page.getByRole('table', { name: 'Providers of the instance' });
+    await instanceTable.getByRole('link', { name: 'Corporate SAML' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Corporate SAML' }).waitFor();
+    const { idp } = (await scene.admin('GET', `/admin/v1/idps/${new URL(page.url()).pathname.split('/').pop()}`)).body;
+    assert.equal(idp.type, 'IDP_TYPE_SAML');
+    assert.equal(Buffer.from(idp.config.metadataXml, 'base64').toString('utf8'), idpMetadata.trim());
+    assert.equal((await page.getByLabel('Metadata XML').inputValue()).trim(), idpMetadata.trim());
+    await page.getByRole('button', { name: 'Remove provider' }).click();
+    await dialog().getByRole('button', { name: 'Remove provider' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Identity providers' }).waitFor();
+  });
+
   it('creates a target with its signing key shown once, sets an execution for it, and removes that after a confirmation', async () => {
     await nav('Actions').click();
     await page.getByRole('heading', { level: 1, name: 'Actions' }).waitFor();

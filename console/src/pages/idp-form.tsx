@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { Check, Field, Select, Status, useId, useSubmit } from '../components.tsx';
 import { labelOf, t, type MessageKey } from '../i18n.ts';
+import { base64Of, textOf } from '../base64.ts';
 import { IDP_KINDS, PROVIDER_OPTION_DEFAULTS, type IdpKind, type ProviderOptions } from '../../../src/domain/idps.ts';
 
 // The form of one identity provider (docs/api/idps.md): the fields of its
@@ -9,7 +10,9 @@ import { IDP_KINDS, PROVIDER_OPTION_DEFAULTS, type IdpKind, type ProviderOptions
 // secret, an LDAP bind password) is write-only: on a change an empty field
 // keeps the stored one. An object field (the LDAP `attributes`) is a group
 // of text fields, kept in the draft as `attributes.idAttribute` and so on;
-// a field of named values (a SAML provider's `binding`) is a choice.
+// a field of named values (a SAML provider's `binding`) is a choice; a
+// document field (a SAML IdP's `metadataXml`) is pasted as its XML and sent
+// as the API takes it, base64.
 
 /** Where a provider lives: the acting org's own (`/management/v1`) or the instance's (`/admin/v1`). */
 export type IdpScope = 'org' | 'instance';
@@ -35,10 +38,13 @@ export function draftOf(idp: { name: string; providerOptions: ProviderOptions; c
   for (const [field, value] of Object.entries(idp.config)) {
     if (Array.isArray(value)) values[field] = value.join(' ');
     else if (typeof value === 'object') for (const [sub, text] of Object.entries(value)) values[`${field}.${sub}`] = text;
-    else values[field] = value;
+    else values[field] = DOCUMENT_FIELDS.has(field) && typeof value === 'string' ? (textOf(value) ?? value) : value;
   }
   return { name: idp.name, options: { ...idp.providerOptions }, values };
 }
+
+/** Fields holding a document the API takes as base64 (a SAML IdP's metadata): typed and shown as its text. */
+const DOCUMENT_FIELDS: ReadonlySet<string> = new Set(['metadataXml']);
 
 const fieldType = (kind: IdpKind, field: string) => (kind.properties[field] as { type?: string }).type;
 const subFields = (kind: IdpKind, field: string) => Object.keys((kind.properties[field] as { properties?: object }).properties ?? {});
@@ -61,7 +67,8 @@ function bodyOf(kind: IdpKind, draft: IdpDraft): Record<string, unknown> {
         .split(/\s+/)
         .filter(Boolean);
       if (tokens.length) body[field] = tokens;
-    } else if (typeof value === 'string' && value.trim()) body[field] = field === kind.secretField ? value : value.trim();
+    } else if (typeof value === 'string' && value.trim())
+      body[field] = field === kind.secretField ? value : DOCUMENT_FIELDS.has(field) ? base64Of(value.trim()) : value.trim();
   }
   return body;
 }
@@ -152,6 +159,7 @@ export function IdpForm<T>({
             value={String(draft.values[field] ?? '')}
             onInput={setValue(field)}
             required={kind.required.includes(field) && !(secret && fixedKind)}
+            multiline={DOCUMENT_FIELDS.has(field)}
             help={secret && fixedKind ? t('secretUnchanged') : type === 'array' ? t(field === 'scopes' ? 'scopesHelp' : 'spaceSeparatedHelp') : undefined}
             violations={violations}
             fields={type === 'array' ? [field, ...Array.from({ length: 30 }, (_, i) => `${field}[${i}]`)] : [field]}

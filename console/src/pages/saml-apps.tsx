@@ -5,18 +5,12 @@ import { CopyText } from '../copy-text.tsx';
 import { t } from '../i18n.ts';
 import { href, navigate } from '../router.ts';
 import type { CreatedSamlApp, SamlAppView } from '../views.ts';
+import { base64Of } from '../base64.ts';
 
 // SAML apps of a project (docs/api/saml-apps.md): a service provider known
 // by its metadata, pasted or fetched once from a URL; its page shows what
 // the metadata said and the address of our own metadata to give the SP,
 // and whether the SP may be sent IdP-initiated sign-ins (docs/saml.md).
-
-/** UTF-8 text as base64, the way the API takes a metadata document. */
-function base64(text: string): string {
-  let binary = '';
-  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
 
 export function SamlAppForm({ projectId, onCreated }: { projectId: string; onCreated: (appId: string) => void }) {
   const { api } = useConsole();
@@ -28,7 +22,7 @@ export function SamlAppForm({ projectId, onCreated }: { projectId: string; onCre
     () =>
       api.call<CreatedSamlApp>('POST', `/management/v1/projects/${projectId}/apps/saml`, {
         name: name.trim(),
-        ...(source === 'xml' ? { metadataXml: base64(xml.trim()) } : { metadataUrl: url.trim() }),
+        ...(source === 'xml' ? { metadataXml: base64Of(xml.trim()) } : { metadataUrl: url.trim() }),
       }),
     (created) => onCreated(created.appId),
   );

@@ -5,31 +5,16 @@ import { t } from '../../i18n.ts';
 import { ResultTable, type Column } from '../../result-table.tsx';
 import type { MetadataView, SearchResult } from '../../views.ts';
 import { MAX_METADATA_KEYS } from '../../../../src/domain/user-metadata.ts';
+import { base64Of, bytesOf, textOf } from '../../base64.ts';
 
 // A user's metadata (docs/api/users.md, "Metadata"): bytes on the wire in
 // base64 (RFC 4648 4), shown here as text when they are UTF-8 and typed as
 // text; a key is set (added or replaced) and removed after a confirmation.
 // A user holds at most MAX_METADATA_KEYS keys, so one search lists them all.
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
-function bytesOf(base64: string): Uint8Array {
-  return Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
-}
-
 /** The value as text, or how many bytes it holds when they are not UTF-8 text. */
 function shownValue(base64: string): string {
-  const bytes = bytesOf(base64);
-  try {
-    return strictUtf8.decode(bytes);
-  } catch {
-    return t('metadataBinary', { bytes: bytes.length });
-  }
-}
-
-/** Text as the API wants it: its UTF-8 bytes in standard base64 with padding. */
-function base64Of(text: string): string {
-  return btoa(Array.from(new TextEncoder().encode(text), (b) => String.fromCharCode(b)).join(''));
+  return textOf(base64) ?? t('metadataBinary', { bytes: bytesOf(base64).length });
 }
 
 export function Metadata({ userId }: { userId: string }) {
