@@ -153,7 +153,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       startSaml: (ctx, loaded, login) => saml!.start(ctx, loaded, login),
     },
   );
-  ldap = ldapLoginStep(kit, { events, throttle: deps.throttle, ldapFor: deps.external.ldapFor }, external);
+  ldap = ldapLoginStep(kit, { db: deps.db, events, announce, throttle: deps.throttle, ldapFor: deps.external.ldapFor }, external);
   saml = samlLoginStep(kit, { ...deps.external, issuer: deps.engine.provider.issuer }, external);
   const selectAccount = selectAccountStep(kit, deps.db, loginName.show);
   const consent = consentStep(kit);

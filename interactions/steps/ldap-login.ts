@@ -1,5 +1,7 @@
 import type { Context } from 'koa';
-import type { ExternalIdentity } from '../../src/outbound/upstream.ts';
+import type { Database } from '../../src/storage/database.ts';
+import { countDirectoryRefusal, linkedUserLocked } from '../../src/commands/external-login.ts';
+import type { LdapSignIn } from '../../src/outbound/ldap.ts';
 import type { LoginIdp } from '../../src/queries/idps.ts';
 import type { AuthThrottle } from '../../src/security/auth-throttle.ts';
 import { form, type InteractionKit, type Loaded, render, renderMessage, text, throttled } from '../context.ts';
@@ -8,7 +10,10 @@ import { ldapLoginPage } from '../views/external-idp.ts';
 import type { ExternalIdpDeps, ExternalIdpStep } from './external-idp.ts';
 
 export interface LdapLoginDeps {
+  db: Database;
   events: LoginEvents;
+  /** Tells every node a user was locked (the user cache). */
+  announce: () => void;
   /** Counts wrong passwords and unknown login names per client address, like the password page. */
   throttle?: AuthThrottle;
   ldapFor: ExternalIdpDeps['ldapFor'];
@@ -25,8 +30,9 @@ export interface LdapLoginStep {
  * Signing in through an LDAP provider (docs/idps.md, LDAP): the directory
  * checks the password, and the login goes on as after any provider. A wrong
  * password and an unknown name get one answer and count against the
- * client address; a directory that is down or slow gets the provider's
- * failure page.
+ * client address, a wrong password also against the linked user's lockout;
+ * a locked linked user gets that answer too, whatever the password. A
+ * directory that is down or slow gets the provider's failure page.
  */
 export function ldapLoginStep(
   kit: InteractionKit,
@@ -45,18 +51,22 @@ export function ldapLoginStep(
     if (login?.upstream.protocol !== 'ldap') return renderMessage(ctx, loaded, 'sessionExpired', 400);
     const name = text(form(ctx).loginName, 500).trim();
     const password = text(form(ctx).password);
-    let identity: ExternalIdentity | undefined;
+    let answer: LdapSignIn;
     try {
-      identity = await deps.ldapFor({ orgId: login.idp.orgId }).authenticate(login.upstream, login.secret, name, password);
+      answer = await deps.ldapFor({ orgId: login.idp.orgId }).authenticate(login.upstream, login.secret, name, password);
     } catch (err) {
       return external.failed(ctx, loaded, login.idp.name, err);
     }
-    if (!identity) {
+    const locked =
+      'identity' in answer
+        ? await linkedUserLocked(deps.db, login.idp.id, answer.identity.id)
+        : answer.entryId !== undefined && (await countDirectoryRefusal(deps.db, login.idp.id, answer.entryId, deps.announce));
+    if (!('identity' in answer) || locked) {
       await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
-      deps.events.failed(ctx, 'login_failed', false);
+      deps.events.failed(ctx, 'login_failed', locked);
       return show(ctx, loaded, login, { loginName: name, error: loaded.page.t.wrongCredentials });
     }
-    await external.afterUpstream(ctx, loaded, login.idp, identity);
+    await external.afterUpstream(ctx, loaded, login.idp, answer.identity);
   }
 
   return { show, post };

@@ -7,6 +7,7 @@ import type { StoredIdp } from '../storage/idps.ts';
 import { changePhone, changeProfile } from '../storage/user-changes.ts';
 import { emailOrLoginTaken, findUser, userNameTaken, type UserRow } from '../storage/users.ts';
 import { writeHuman, type HumanInput } from './setup-org.ts';
+import { countFailedPassword } from './password-login.ts';
 
 /**
  * What a sign-in through an external provider leads to (docs/idps.md): the
@@ -145,4 +146,28 @@ export async function linkExternal(db: Database, user: { id: string; orgId: stri
     if (linked) await recordExternalLogin(write, user, idp.id);
     return linked;
   });
+}
+
+/**
+ * A directory refused the typed password of one of its entries (an LDAP
+ * provider's): the user linked to that entry counts it as a wrong password
+ * of its own, under its org's lockout policy (docs/idps.md, LDAP). Answers
+ * whether that user is locked now, or was already: its sign-ins then get
+ * the wrong-password answer whatever the password, as a local one's do.
+ */
+export async function countDirectoryRefusal(db: Database, idpId: string, entryId: string, onLockChange: () => void): Promise<boolean> {
+  const user = await linkedUser(db, idpId, entryId);
+  if (!user || user.state === 'inactive') return false;
+  if (user.state === 'locked') return true;
+  return (await countFailedPassword(db, user, onLockChange)) === 'locked';
+}
+
+/** Whether the user linked to an upstream identity is locked (a directory's right password then gets the wrong-password answer too). */
+export async function linkedUserLocked(db: Database, idpId: string, providedUserId: string): Promise<boolean> {
+  return (await linkedUser(db, idpId, providedUserId))?.state === 'locked';
+}
+
+async function linkedUser(db: Database, idpId: string, providedUserId: string): Promise<UserRow | undefined> {
+  const userId = await findLinkedUserId(db, idpId, providedUserId);
+  return userId ? findUser(db, userId) : undefined;
 }

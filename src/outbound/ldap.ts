@@ -15,11 +15,17 @@ import { type ExternalIdentity, UpstreamError } from './upstream.ts';
  * resolution and the socket connected to a checked one.
  */
 
+/**
+ * A sign-in's answer: the identity of the entry the login name names, when
+ * the password binds as it; else refused, with that entry's id when the
+ * name named one and its password was wrong (for the linked user's lockout).
+ */
+export type LdapSignIn = { identity: ExternalIdentity } | { refused: true; entryId?: string };
+
 export interface LdapDirectory {
   /** Binds as `bindDn`: the provider's servers answer and take its password (a create or change is checked with it). */
   check(settings: LdapSettings, bindPassword: string): Promise<void>;
-  /** The identity of the entry the login name names, when the password binds as it; undefined for an unknown name or a wrong password alike. */
-  authenticate(settings: LdapSettings, bindPassword: string, loginName: string, password: string): Promise<ExternalIdentity | undefined>;
+  authenticate(settings: LdapSettings, bindPassword: string, loginName: string, password: string): Promise<LdapSignIn>;
 }
 
 const bare = (host: string) => host.replace(/^\[(.*)\]$/, '$1');
@@ -160,18 +166,18 @@ export function ldapDirectory(privateAllowed: boolean): LdapDirectory {
     },
     async authenticate(settings, bindPassword, loginName, password) {
       // RFC 4513 5.1.2: a bind with a name and no password is an unauthenticated one, which servers may let pass.
-      if (!loginName || !password) return undefined;
-      return withServer(settings, privateAllowed, async (client) => {
+      if (!loginName || !password) return { refused: true };
+      return withServer(settings, privateAllowed, async (client): Promise<LdapSignIn> => {
         await serviceBind(client, settings, bindPassword);
         const entry = await findEntry(client, settings, loginName);
-        if (!entry) return undefined;
+        if (!entry) return { refused: true };
         try {
           await client.bind(entry.dn, password);
         } catch (err) {
-          if (err instanceof InvalidCredentialsError) return undefined;
+          if (err instanceof InvalidCredentialsError) return { refused: true, entryId: attributeValue(entry, settings.attributes.idAttribute) };
           throw err;
         }
-        return identityOf(entry, settings.attributes, loginName);
+        return { identity: identityOf(entry, settings.attributes, loginName) };
       });
     },
   };

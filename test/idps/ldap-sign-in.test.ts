@@ -295,6 +295,31 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
     assert.ok(!again.url().startsWith(rp.callback));
   });
 
+  test("wrong directory passwords count towards the linked user's lockout; locked, the right one gets the same answer; _unlock lets it in", async (t) => {
+    const ada = (
+      await world.api('POST', '/management/v1/users/_search', { queries: [{ userNameQuery: { userName: 'ada', method: 'TEXT_QUERY_METHOD_EQUALS' } }] })
+    ).body.result[0];
+    assert.equal((await world.api('PUT', '/management/v1/policies/lockout', { maxPasswordAttempts: 2, lockoutDurationSeconds: 0 })).status, 200);
+    try {
+      const page = await freshPage(t);
+      const flow = await ldapForm(page);
+      for (const wrong of ['wrong-one', 'wrong-two']) {
+        await submit(page, 'ada', wrong);
+        assert.match(await mainText(page), /The login name or password is wrong\./);
+      }
+      const locked = (await world.api('GET', `/management/v1/users/${ada.id}`)).body.user;
+      assert.equal(locked.state, 'USER_STATE_LOCKED');
+      await submit(page, 'ada', 'Ada-Ldap-Pass1');
+      assert.match(await mainText(page), /The login name or password is wrong\./, 'locked: the right password gets the same answer');
+      assert.ok(!page.url().startsWith(rp.callback));
+      assert.equal((await world.api('POST', `/management/v1/users/${ada.id}/_unlock`, {})).status, 200);
+      await submit(page, 'ada', 'Ada-Ldap-Pass1');
+      assert.equal((await flow.finish()).sub, ada.id);
+    } finally {
+      await world.api('DELETE', '/management/v1/policies/lockout');
+    }
+  });
+
   /** A provider of the Directory's settings with these options, on the login page. */
   async function addLdapIdp(name: string, providerOptions: Record<string, boolean>): Promise<string> {
     const created = await world.server.api('POST', '/admin/v1/idps/ldap', { body: ldapBody({ name, providerOptions }) });
