@@ -1,9 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { suiteFiles, TEST_TIMEOUT_MS } from './suite-files.ts';
+import { suiteFiles, TEST_TIMEOUT_MS, useCompileCache } from './suite-files.ts';
 
 // `npm run test:fast`, the inner loop: the light test files only
-// (test/suite-files.ts), two at a time. The full suite (`npm test`,
-// test/run.ts) stays what CI runs.
+// (test/suite-files.ts), two at a time, and the hostile-request fuzz with
+// 2,000 requests instead of 10,000 (FUZZ_BATCHES, unless set). The full
+// suite (`npm test`, test/run.ts) stays what CI runs.
+
+useCompileCache();
+process.env.FUZZ_BATCHES ??= '100';
 
 const run = spawnSync(process.execPath, ['--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`, ...suiteFiles().light], {
   stdio: 'inherit',

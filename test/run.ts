@@ -1,7 +1,7 @@
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
 import { Readable } from 'node:stream';
-import { suiteFiles, TEST_TIMEOUT_MS } from './suite-files.ts';
+import { suiteFiles, TEST_TIMEOUT_MS, useCompileCache } from './suite-files.ts';
 
 // `npm test`: the whole suite in one report. The light files run two at a
 // time (as `npm run test:fast` does); the browser, fault and scale-out files
@@ -49,6 +49,7 @@ function diagnostic(message: string): TestEvent {
 }
 
 async function* suite(): AsyncGenerator<TestEvent> {
+  useCompileCache();
   const { light, heavy } = suiteFiles();
   yield* eventsOf(light, 2);
   yield* eventsOf(heavy, 1);
