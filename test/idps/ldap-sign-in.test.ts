@@ -16,6 +16,7 @@ import {
 } from '../support/browser.ts';
 import { freePort } from '../support/server.ts';
 import { ADMIN_DN, needsSlapd, PEOPLE as PEOPLE_DN, startRelay, startSlapd, SUFFIX, type LdapPerson, type Relay, type Slapd } from '../support/slapd.ts';
+import { signInWith, type StartedSignIn } from './support.ts';
 
 // docs/idps.md, LDAP: the ldap kind through the API, and signing in through
 // its form in Chromium against a real OpenLDAP slapd the test starts on
@@ -186,26 +187,10 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
   }
 
   /** Opens the app's authorization request and the provider's form; `finish` redeems the code the browser lands with. */
-  async function ldapForm(page: Page, button = 'Sign in with Directory'): Promise<{ finish(): Promise<Record<string, unknown>> }> {
-    const pkceCodeVerifier = client.randomPKCECodeVerifier();
-    const expectedNonce = client.randomNonce();
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: rp.callback,
-      scope: 'openid profile email',
-      code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
-      code_challenge_method: 'S256',
-      nonce: expectedNonce,
-    });
-    await page.goto(url.href);
-    await page.getByRole('button', { name: button }).click();
+  async function ldapForm(page: Page, button = 'Sign in with Directory'): Promise<StartedSignIn> {
+    const started = await signInWith(page, config, rp, button);
     await page.waitForSelector('#password');
-    return {
-      async finish() {
-        await page.waitForURL((u) => u.href.startsWith(rp.callback));
-        const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier, expectedNonce });
-        return tokens.claims() as Record<string, unknown>;
-      },
-    };
+    return started;
   }
 
   async function submit(page: Page, loginName: string, password: string): Promise<void> {

@@ -12,6 +12,7 @@ import {
   type SignInWorld,
 } from '../support/browser.ts';
 import { startHandmadeOp, type HandmadeUpstream, type Tamper } from '../support/handmade-upstream.ts';
+import { signInWith as startSignIn } from './support.ts';
 
 // docs/idps.md "Caching" and "When the upstream fails": one hand-made
 // upstream whose behaviour the test switches, counted at the upstream; every
@@ -75,26 +76,7 @@ describe('external OpenID providers: the cache, and an upstream that fails', { s
   }
 
   /** Opens the app's authorization request and presses the provider's button; `finish` redeems the code the browser lands with. */
-  async function signInWith(page: Page, button: string): Promise<{ finish(): Promise<Record<string, unknown>> }> {
-    const pkceCodeVerifier = client.randomPKCECodeVerifier();
-    const expectedNonce = client.randomNonce();
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: rp.callback,
-      scope: 'openid profile email',
-      code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
-      code_challenge_method: 'S256',
-      nonce: expectedNonce,
-    });
-    await page.goto(url.href);
-    await page.getByRole('button', { name: button }).click();
-    return {
-      async finish() {
-        await page.waitForURL((u) => u.href.startsWith(rp.callback));
-        const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier, expectedNonce });
-        return tokens.claims() as Record<string, unknown>;
-      },
-    };
-  }
+  const signInWith = (page: Page, button: string) => startSignIn(page, config, rp, button);
 
   const count = async (table: string) => Number((await world.server.running.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table}`)).rows[0]!.n);
   const hits = () => ({ discovery: upstream.hits['/.well-known/openid-configuration'] ?? 0, jwks: upstream.hits['/jwks'] ?? 0 });

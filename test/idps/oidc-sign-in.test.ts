@@ -16,6 +16,7 @@ import {
 import { ROOT } from '../support/server.ts';
 import { startUpstreamOp, upstreamSignIn, type UpstreamOp } from '../support/upstream-op.ts';
 import { startGithubStyle, startHandmadeOp, type HandmadeUpstream } from '../support/handmade-upstream.ts';
+import { authorize as authorizeApp } from './support.ts';
 
 // docs/idps.md: signing in through external providers in Chromium, against a
 // second OpenID provider (a bare oidc-provider), hand-made upstreams for the
@@ -98,27 +99,7 @@ describe('sign-in through external identity providers, in Chromium', { skip: nee
   }
 
   /** Opens the app's authorization request; `finish` redeems the code the browser lands with. */
-  async function authorize(page: Page): Promise<{ finish(): Promise<Record<string, unknown>> }> {
-    const pkceCodeVerifier = client.randomPKCECodeVerifier();
-    const expectedState = client.randomState();
-    const expectedNonce = client.randomNonce();
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: rp.callback,
-      scope: 'openid profile email',
-      code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
-      code_challenge_method: 'S256',
-      state: expectedState,
-      nonce: expectedNonce,
-    });
-    await page.goto(url.href);
-    return {
-      async finish() {
-        await page.waitForURL((u) => u.href.startsWith(rp.callback));
-        const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier, expectedState, expectedNonce });
-        return tokens.claims() as Record<string, unknown>;
-      },
-    };
-  }
+  const authorize = (page: Page) => authorizeApp(page, config, rp);
 
   const button = (page: Page, name: string) => page.getByRole('button', { name: `Sign in with ${name}` });
 

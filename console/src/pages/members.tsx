@@ -122,17 +122,7 @@ function RoleEditor({
         run();
       }}
     >
-      <fieldset>
-        <legend>{title}</legend>
-        {roles.map((role) => (
-          <Check
-            key={role}
-            label={labelOf(role)}
-            checked={chosen.includes(role)}
-            onChange={(on) => setChosen(on ? [...chosen, role] : chosen.filter((r) => r !== role))}
-          />
-        ))}
-      </fieldset>
+      <RoleChecks legend={title} roles={roles} chosen={chosen} onChange={setChosen} />
       <div class="actions">
         <button type="button" class="secondary" onClick={onCancel}>
           {t('cancel')}
@@ -153,6 +143,23 @@ function RoleEditor({
         <Refusal error={save.error} />
       )}
     </form>
+  );
+}
+
+/** The roles a member may hold, in words, as checkboxes. */
+function RoleChecks({ legend, roles, chosen, onChange }: { legend: string; roles: string[]; chosen: string[]; onChange: (roles: string[]) => void }) {
+  return (
+    <fieldset>
+      <legend>{legend}</legend>
+      {roles.map((role) => (
+        <Check
+          key={role}
+          label={labelOf(role)}
+          checked={chosen.includes(role)}
+          onChange={(on) => onChange(on ? [...chosen, role] : chosen.filter((r) => r !== role))}
+        />
+      ))}
+    </fieldset>
   );
 }
 
@@ -230,17 +237,7 @@ function Members({ title, path, roles, ownerRole, id }: { title: string; path: s
       <Status ok={rolesDone} />
       <form noValidate class="panel" onSubmit={add.submit} aria-label={`${title}: ${t('add')}`}>
         <UserFinder chosen={user} onChoose={setUser} />
-        <fieldset>
-          <legend>{t('roles')}</legend>
-          {roles.map((role) => (
-            <Check
-              key={role}
-              label={labelOf(role)}
-              checked={chosen.includes(role)}
-              onChange={(on) => setChosen(on ? [...chosen, role] : chosen.filter((r) => r !== role))}
-            />
-          ))}
-        </fieldset>
+        <RoleChecks legend={t('roles')} roles={roles} chosen={chosen} onChange={setChosen} />
         <div class="actions">
           <button type="submit" disabled={add.busy || !user}>
             {t('add')}
