@@ -35,6 +35,9 @@ export const SHORT_LIVED_MODELS: ReadonlySet<string> = new Set([
   // Ours: SAML requests waiting for their sign-in, and the ids of requests seen (src/saml/request-store.ts).
   'SamlRequest',
   'SamlRequestId',
+  // Ours: what each SAML app of a session was told, and single logouts under way (src/saml/participants.ts, src/saml/logout-chain.ts).
+  'SamlParticipant',
+  'SamlLogout',
   // Ours: a login's trip to an external provider (src/security/external-login-states.ts).
   'ExternalLoginState',
   // Ours: a login's trip to a SAML IdP and the responses accepted (src/security/saml-login-states.ts).

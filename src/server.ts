@@ -37,7 +37,7 @@ import { providerFetch } from './outbound/upstream.ts';
 import { upstreamCache } from './outbound/upstream-cache.ts';
 import { createApp } from './app.ts';
 import { smtpFromEnvironment, startHousekeeping, startNotifications } from './background-work.ts';
-import { samlRoutes } from './saml/router.ts';
+import { samlIdentityProvider } from './saml/router.ts';
 import { samlSpRoutes } from './saml/sp-routes.ts';
 import { adminRouter } from './admin/router.ts';
 import { scimRouter } from './scim/router.ts';
@@ -133,6 +133,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     };
     const adapter = createAdapterFactory({ db, redis, clients, onStorageError: (store) => metrics.storageErrors.inc({ store }) });
     const external = { ...idps, states: externalLoginStates(adapter('ExternalLoginState')), samlStates: samlLoginStates(adapter('SamlLoginState')) };
+    const samlIdp = samlIdentityProvider({ db, issuer: config.issuer, sessionLifetime: config.sessionIdleLifetime, signingKeys: () => currentKeys, adapter, hooks });
     const engineDeps = {
       config,
       db,
@@ -151,6 +152,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
       throttle,
       onBackchannelLogout: (result: 'delivered' | 'failed') => metrics.backchannelLogouts.inc({ result }),
       outboundFetch: outbound.fetcher({ trust: 'app' }),
+      endSessionRules: [samlIdp.logoutAtEndSession],
     };
     const build = (current: SigningKey[]) => buildProvider({ ...engineDeps, jwks: current.map((k) => k.privateJwk) }, log);
     const engine = new EngineHolder(build(keys));
@@ -222,7 +224,7 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
           codes: { key: secretKey, issuer: config.issuer },
           external,
         }),
-        samlRoutes({ db, engine, issuer: config.issuer, signingKeys: () => currentKeys, adapter, hooks }),
+        samlIdp.routes(engine),
         externalCallbackRoutes({ external }),
         samlSpRoutes({ db, log, issuer: config.issuer, ...external }),
       ],

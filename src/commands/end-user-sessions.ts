@@ -107,14 +107,15 @@ export async function endUserSession(
  * A service provider's single logout (docs/saml.md): the browser session of
  * `sessionUid` ends as logout would, if it is the session of the user the
  * SP names (`nameId`: the user id, or the user's email address). Answers
- * whether it ended.
+ * the ended session (its apps are the other participants to log out), or
+ * undefined when none ended.
  */
-export async function endSessionNamedBySp(db: Database, provider: Provider, sessionUid: string, nameId: string): Promise<boolean> {
+export async function endSessionNamedBySp(db: Database, provider: Provider, sessionUid: string, nameId: string): Promise<StoredSession | undefined> {
   const session = (await provider.Session.findByUid(sessionUid)) as unknown as StoredSession | undefined;
-  if (!session?.accountId) return false;
+  if (!session?.accountId) return undefined;
   const user = await findUser(db, session.accountId);
-  if (!user || (user.id !== nameId && user.email?.toLowerCase() !== nameId.toLowerCase())) return false;
+  if (!user || (user.id !== nameId && user.email?.toLowerCase() !== nameId.toLowerCase())) return undefined;
   await endSession(provider, session, session.accountId);
   await forgetSession(db, session.jti);
-  return true;
+  return session;
 }

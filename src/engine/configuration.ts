@@ -25,6 +25,7 @@ import { DEVICE_CODE_LIFETIME } from './device-flow.ts';
 import type { DeliveryResult } from './backchannel-logout.ts';
 import type { OutboundFetch } from '../outbound/client.ts';
 import type { TokenHooks } from './token-hooks.ts';
+import type { EngineRule } from './rule-dispatch.ts';
 import { successSource, userCodeConfirmSource, userCodeInputSource } from '../pages/device.ts';
 
 import { INTERACTION_PATH, ROUTES } from './routes.ts';
@@ -81,6 +82,8 @@ export interface EngineDependencies {
   onBackchannelLogout?: (result: DeliveryResult) => void;
   /** The preaccesstoken hooks, called for every access token issued (preuserinfo is findAccount's). */
   tokenHooks?: TokenHooks;
+  /** Run around a confirmed logout, innermost: the SAML IdP logs the session's SAML apps out (src/saml/end-session-fan-out.ts). */
+  endSessionRules?: EngineRule[];
 }
 
 /**

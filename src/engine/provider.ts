@@ -85,7 +85,7 @@ export function buildProvider(deps: EngineDependencies, log: Logger): Provider {
       device_resume: [hardenEnginePages],
       userinfo: [bearerChallenge],
       end_session: [hardenEnginePages, switchSession],
-      end_session_confirm: [hardenEnginePages, forgetSignedOutAccount(sessionCookie), revokeAccessTokensAtLogout],
+      end_session_confirm: [hardenEnginePages, forgetSignedOutAccount(sessionCookie), revokeAccessTokensAtLogout, ...(deps.endSessionRules ?? [])],
       end_session_success: [hardenEnginePages],
     }) as never,
   );

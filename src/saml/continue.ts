@@ -17,6 +17,7 @@ import { TokenHookFailed } from '../engine/token-hooks.ts';
 import type { PostedMessage } from '../pages/saml.ts';
 import type { PendingSamlRequest, SamlRequestStore } from './request-store.ts';
 import type { IdpKeys } from './idp-keys.ts';
+import type { SessionParticipants } from './participants.ts';
 
 // The end of a SAML sign-in: the engine sends the browser back with a code
 // for the app's engine client. The code is the proof that the engine's
@@ -32,6 +33,7 @@ export interface ContinueDeps {
   keys: IdpKeys;
   issuer: string;
   idpEntityId: string;
+  participants: SessionParticipants;
   hooks?: SamlResponseHooks;
 }
 
@@ -117,8 +119,11 @@ export async function finishSignIn(ctx: Context, deps: ContinueDeps): Promise<Po
     if (err instanceof TokenHookFailed) return posted(failureResponseXml(target, STATUS.responder));
     throw err;
   }
+  const nameId = email ? subject.user.email! : subject.user.id;
+  // Single logout repeats to this app what it was told now (participants.ts).
+  if (record.sessionUid) await deps.participants.note(record.sessionUid, app.id, { nameId, nameIdFormat: pending.nameIdFormat });
   const { xml, assertionId } = successResponseXml(target, {
-    nameId: email ? subject.user.email! : subject.user.id,
+    nameId,
     nameIdFormat: pending.nameIdFormat,
     sessionIndex: record.sessionUid ?? '',
     authTime: new Date((record.authTime ?? Math.floor(Date.now() / 1000)) * 1000),

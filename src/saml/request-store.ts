@@ -1,5 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
-import type { Adapter } from 'oidc-provider';
+import { createHash } from 'node:crypto';
+import { singleUseRecords, type ClaimingAdapter } from './single-use.ts';
 
 // What the SAML IdP keeps between requests, in the engine-record storage
 // (Redis, or PostgreSQL without Redis; adapters/): the AuthnRequest waiting
@@ -22,9 +22,6 @@ export interface PendingSamlRequest {
 /** How long a person may take to sign in before the request is forgotten (the engine's interaction lives as long). */
 export const PENDING_TTL_SECONDS = 3600;
 
-/** Our adapters' atomic "write unless present" (adapters/redis.ts, adapters/postgres.ts). */
-type ClaimingAdapter = Adapter & { claim?(id: string, payload: object, expiresIn: number): Promise<boolean> };
-
 export interface SamlRequestStore {
   put(request: PendingSamlRequest): Promise<string>;
   /** The pending request, once: two continuations of one sign-in cannot both take it. */
@@ -34,21 +31,10 @@ export interface SamlRequestStore {
 }
 
 export function samlRequestStore(pending: ClaimingAdapter, seen: ClaimingAdapter): SamlRequestStore {
+  const waiting = singleUseRecords<PendingSamlRequest>(pending, PENDING_TTL_SECONDS);
   return {
-    async put(request) {
-      const id = randomBytes(24).toString('base64url');
-      await pending.upsert(id, { ...request }, PENDING_TTL_SECONDS);
-      return id;
-    },
-    async take(id) {
-      if (!/^[A-Za-z0-9_-]{32}$/.test(id)) return undefined;
-      const record = (await pending.find(id)) as (PendingSamlRequest & { consumed?: unknown }) | undefined;
-      if (!record || record.consumed) return undefined;
-      if (pending.claim && !(await pending.claim(`taken.${id}`, { taken: true }, PENDING_TTL_SECONDS))) return undefined;
-      await pending.consume(id);
-      const { consumed: _consumed, ...request } = record;
-      return request;
-    },
+    put: (request) => waiting.put(request),
+    take: (id) => waiting.take(id),
     async firstSeen(appId, requestId, seconds) {
       const key = createHash('sha256').update(`${appId}\n${requestId}`).digest('base64url');
       if (!seen.claim) throw new Error('the store of seen SAML request ids must claim atomically');

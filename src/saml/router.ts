@@ -19,15 +19,21 @@ import { idpKeys } from './idp-keys.ts';
 import { startIdpInitiated, startSignIn } from './sso.ts';
 import { finishSignIn } from './continue.ts';
 import { singleLogout } from './slo.ts';
+import { CHAIN_TTL_SECONDS, participantAnswered, type LogoutAnswer, type LogoutChain, type LogoutChainDeps } from './logout-chain.ts';
+import { fanOutAtEndSession } from './end-session-fan-out.ts';
+import { sessionParticipants } from './participants.ts';
+import { singleUseRecords } from './single-use.ts';
+import type { EngineRule } from '../engine/rule-dispatch.ts';
 import type { SamlResponseHooks } from '../commands/token-hooks.ts';
 
 export interface SamlIdpDeps {
   db: Database;
-  engine: EngineHolder;
   issuer: string;
+  /** How long an idle browser session lives: what the IdP told each app of it is kept as long. */
+  sessionLifetime: number;
   /** The instance's signing keys in signing order (the engine's). */
   signingKeys: () => SigningKey[];
-  /** Engine-record stores for waiting requests and seen request ids. */
+  /** Engine-record stores for waiting requests, seen request ids, session participants and logouts under way. */
   adapter: (model: string) => Adapter;
   /** The presamlresponse hooks (docs/actions.md). */
   hooks?: SamlResponseHooks;
@@ -71,15 +77,37 @@ function inbound(ctx: Context, field: MessageField): InboundMessage {
   return ctx.method === 'POST' ? readPost((ctx.request.body ?? {}) as Record<string, unknown>, field) : readRedirect(ctx.querystring, field);
 }
 
+export interface SamlIdp {
+  /** The engine rule that logs the SAML apps of a session out after an OIDC logout (end_session_confirm). */
+  logoutAtEndSession: EngineRule;
+  routes(engine: EngineHolder): Router;
+}
+
 /**
  * The SAML 2.0 IdP (docs/saml.md): metadata, single sign-on and single
  * logout on both bindings, and the continuation the engine returns to.
+ * Built before the engine, which takes its logout rule.
  */
-export function samlRoutes(deps: SamlIdpDeps): Router {
+export function samlIdentityProvider(deps: SamlIdpDeps): SamlIdp {
   const idpEntityId = `${deps.issuer}${SAML_PATHS.metadata}`;
   const keys = idpKeys(deps.signingKeys, new URL(deps.issuer).hostname);
   const store = samlRequestStore(deps.adapter('SamlRequest'), deps.adapter('SamlRequestId'));
-  const provider = () => deps.engine.provider;
+  const participants = sessionParticipants(deps.adapter('SamlParticipant'), deps.sessionLifetime);
+  const logout: LogoutChainDeps = {
+    db: deps.db,
+    store,
+    keys,
+    issuer: deps.issuer,
+    idpEntityId,
+    participants,
+    chains: singleUseRecords<LogoutChain>(deps.adapter('SamlLogout'), CHAIN_TTL_SECONDS),
+  };
+  return { logoutAtEndSession: fanOutAtEndSession(logout), routes: (engine) => samlRouter(deps, engine, logout) };
+}
+
+function samlRouter(deps: SamlIdpDeps, engine: EngineHolder, logout: LogoutChainDeps): Router {
+  const { keys, store, idpEntityId, participants } = logout;
+  const provider = () => engine.provider;
   const post = (ctx: Context, message: PostedMessage) => {
     const lang = language(ctx);
     page(ctx, postFormPage(lang, CATALOGUES[lang]!, message));
@@ -101,18 +129,24 @@ export function samlRoutes(deps: SamlIdpDeps): Router {
   router.get(SAML_PATHS.init, async (ctx) => startIdpInitiated(ctx, { db: deps.db, store, issuer: deps.issuer }));
   router.post(SAML_PATHS.sso, formBody, sso);
   router.get(SAML_PATHS.continue, async (ctx) => {
-    post(ctx, await finishSignIn(ctx, { db: deps.db, store, provider, keys, issuer: deps.issuer, idpEntityId, ...(deps.hooks ? { hooks: deps.hooks } : {}) }));
+    const continueDeps = { db: deps.db, store, provider, keys, issuer: deps.issuer, idpEntityId, participants, ...(deps.hooks ? { hooks: deps.hooks } : {}) };
+    post(ctx, await finishSignIn(ctx, continueDeps));
   });
-  const slo = async (ctx: Context) => {
-    const answer = await singleLogout({ db: deps.db, store, provider, keys, issuer: deps.issuer, idpEntityId }, inbound(ctx, 'SAMLRequest'));
-    if ('redirect' in answer) {
+  const answer = (ctx: Context, result: LogoutAnswer) => {
+    if ('redirect' in result) {
       ctx.status = 303;
       ctx.set('Cache-Control', 'no-store');
-      return ctx.redirect(answer.redirect);
+      return ctx.redirect(result.redirect);
     }
-    if ('post' in answer) return post(ctx, answer.post);
+    if ('post' in result) return post(ctx, result.post);
     const lang = language(ctx);
     page(ctx, loggedOutPage(lang, CATALOGUES[lang]!));
+  };
+  // One endpoint takes both an SP's LogoutRequest and a participant's LogoutResponse (Bindings 3.4.3, 3.5.3).
+  const slo = async (ctx: Context) => {
+    const isResponse = ctx.method === 'POST' ? (ctx.request.body as Record<string, unknown> | undefined)?.SAMLResponse !== undefined : 'SAMLResponse' in ctx.query;
+    if (isResponse) return answer(ctx, await participantAnswered(logout, inbound(ctx, 'SAMLResponse'), `${deps.issuer}${SAML_PATHS.slo}`));
+    answer(ctx, await singleLogout({ ...logout, db: deps.db, provider }, inbound(ctx, 'SAMLRequest')));
   };
   router.get(SAML_PATHS.slo, slo);
   router.post(SAML_PATHS.slo, formBody, slo);

@@ -6,7 +6,7 @@ import { NAMEID_FORMATS, parseAuthnRequest, type AuthnRequest } from '../domain/
 import { SAML_PATHS, samlClientId } from '../domain/saml/engine-client.ts';
 import { SamlRefused } from '../domain/saml/xml.ts';
 import { findSamlAppByEntityId, type SamlAppRow } from '../storage/saml-apps.ts';
-import { acceptRequest, type AcceptDeps } from './accept-request.ts';
+import { acceptMessage, type AcceptDeps } from './accept-request.ts';
 import { relay, type InboundMessage } from './bindings.ts';
 import type { PendingSamlRequest } from './request-store.ts';
 
@@ -75,7 +75,7 @@ async function toAuthorization(
 
 /** Accepts the AuthnRequest and sends the browser to the engine's authorization. */
 export async function startSignIn(ctx: Context, deps: AcceptDeps & { issuer: string }, inbound: InboundMessage): Promise<void> {
-  const { request, app } = await acceptRequest(deps, inbound, parseAuthnRequest, `${deps.issuer}${SAML_PATHS.sso}`);
+  const { request, app } = await acceptMessage(deps, inbound, parseAuthnRequest, `${deps.issuer}${SAML_PATHS.sso}`);
   const pending = {
     appId: app.id,
     requestId: request.id,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
+import { inflateRawSync } from 'node:zlib';
 import { DOMParser } from '@xmldom/xmldom';
 import { SignedXml } from 'xml-crypto';
 import type { Browser, Page, Request } from 'playwright-core';
@@ -22,7 +23,8 @@ import { decryptAssertion } from './support.ts';
 
 // A real service provider: Apache httpd with mod_auth_mellon, started by
 // the test (test/support/mellon.ts), signs users in through Portcullis in
-// Chromium, with the same login pages and sessions as OIDC apps.
+// Chromium, with the same login pages and sessions as OIDC apps. A second
+// mellon SP ("Files") shares the browser session, for single logout.
 
 const DSIG = 'http://www.w3.org/2000/09/xmldsig#';
 const ASSERTION = 'urn:oasis:names:tc:SAML:2.0:assertion';
@@ -49,9 +51,33 @@ function catchResponses(page: Page): string[] {
   return seen;
 }
 
+/**
+ * The SAML messages the browser carries, in order, as "from → to field":
+ * who sent it is read from the page it left, where it went from its URL.
+ */
+function catchLogoutTrips(page: Page, names: Record<string, string>): { trips: string[]; urls: string[] } {
+  const seen = { trips: [] as string[], urls: [] as string[] };
+  page.on('request', (request: Request) => {
+    const url = new URL(request.url());
+    const field = ['SAMLRequest', 'SAMLResponse'].find((name) => url.searchParams.has(name));
+    if (!field || !request.isNavigationRequest()) return;
+    seen.trips.push(`${names[url.origin] ?? url.origin} ${url.pathname} ${field}`);
+    seen.urls.push(url.href);
+  });
+  return seen;
+}
+
+/** The XML of a Redirect-binding message URL. */
+function redirectMessage(href: string): string {
+  const url = new URL(href);
+  const value = url.searchParams.get('SAMLRequest') ?? url.searchParams.get('SAMLResponse')!;
+  return inflateRawSync(Buffer.from(value, 'base64')).toString('utf8');
+}
+
 describe('SAML sign-in with Apache mod_auth_mellon in Chromium', { skip: needsChromium || needsMellon }, () => {
   let world: SignInWorld;
   let sp: MellonSp;
+  let files: MellonSp;
   let rp: RelyingParty;
   let browser: Browser;
   let user: TestUser;
@@ -59,7 +85,7 @@ describe('SAML sign-in with Apache mod_auth_mellon in Chromium', { skip: needsCh
   let appId: string;
 
   before(async () => {
-    [world, sp, rp, browser] = await Promise.all([startSignInWorld(), prepareMellon(), startRelyingParty(), launchBrowser()]);
+    [world, sp, files, rp, browser] = await Promise.all([startSignInWorld(), prepareMellon(), prepareMellon(), startRelyingParty(), launchBrowser()]);
     const role = await world.api('POST', `/management/v1/projects/${world.projectId}/roles`, { roleKey: 'editor', displayName: 'Editor' });
     assert.equal(role.status, 200, JSON.stringify(role.body));
     user = await world.createUser('sally', { firstName: 'Sally', lastName: 'Saml' });
@@ -77,12 +103,18 @@ describe('SAML sign-in with Apache mod_auth_mellon in Chromium', { skip: needsCh
     const doc = new DOMParser().parseFromString(metadataXml, 'text/xml');
     idpCertificates = Array.from(doc.getElementsByTagNameNS(DSIG, 'X509Certificate')).map((e) => e.textContent ?? '');
     assert.ok(idpCertificates.length >= 1);
-    await sp.start(metadataXml);
+    const second = await world.api('POST', `/management/v1/projects/${world.projectId}/apps/saml`, {
+      name: 'Files',
+      metadataXml: Buffer.from(files.metadataXml).toString('base64'),
+    });
+    assert.equal(second.status, 200, JSON.stringify(second.body));
+    await Promise.all([sp.start(metadataXml), files.start(metadataXml)]);
   });
 
   after(async () => {
     await browser?.close();
     await sp?.stop();
+    await files?.stop();
     await rp?.close();
     await world?.stop();
   });
@@ -188,6 +220,97 @@ describe('SAML sign-in with Apache mod_auth_mellon in Chromium', { skip: needsCh
     } catch (err) {
       await screenshot(page, 'saml-mellon-idp-initiated');
       throw new Error(`${(err as Error).message}\nmellon log:\n${sp.errorLog().slice(-3000)}`);
+    } finally {
+      await context.close();
+    }
+  });
+
+  /**
+   * Single logout's user: mellon finds the session a LogoutRequest names by
+   * its NameID alone, so the user signed in by the other tests (sessions
+   * left open in closed browsers) would let it pick one of those.
+   */
+  let leaver: TestUser;
+
+  /** Signs the browser in at both SPs (the second one by single sign-on), and answers the names of the parties by origin. */
+  async function signedInAtBoth(page: Page, firstSignIn: boolean): Promise<Record<string, string>> {
+    await page.goto(`${sp.origin}/app/attributes`);
+    if (firstSignIn) {
+      await page.waitForSelector('#loginName');
+      await signIn(page, leaver);
+    }
+    await page.waitForURL(`${sp.origin}/app/attributes`);
+    assert.equal(attributesOn(await page.innerText('body')).MELLON_UserID, leaver.userId);
+    await page.goto(`${files.origin}/app/attributes`);
+    await page.waitForURL(`${files.origin}/app/attributes`);
+    assert.equal(attributesOn(await page.innerText('body')).MELLON_UserID, leaver.userId);
+    return { [sp.origin]: 'wiki', [files.origin]: 'files', [new URL(world.issuer).origin]: 'idp' };
+  }
+
+  /** Both SPs' own sessions are over: each protected page sends the browser to the IdP, which asks for the password. */
+  async function signedOutAtBoth(page: Page): Promise<void> {
+    for (const origin of [sp.origin, files.origin]) {
+      await page.goto(`${origin}/app/attributes`);
+      await page.waitForSelector('#loginName');
+    }
+  }
+
+  const mellonLogs = () => `wiki mellon log:\n${sp.errorLog().slice(-2000)}\nfiles mellon log:\n${files.errorLog().slice(-2000)}`;
+
+  test('single logout at one SP logs the session out of the other SAML app too: the IdP asks it, it answers, then the first SP gets Success', async () => {
+    leaver = await world.createUser('lou', { firstName: 'Lou', lastName: 'Leaver' });
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+    try {
+      const names = await signedInAtBoth(page, true);
+      const seen = catchLogoutTrips(page, names);
+      await page.goto(`${sp.origin}/mellon/logout?ReturnTo=${encodeURIComponent(`${sp.origin}/bye`)}`);
+      await page.waitForURL(`${sp.origin}/bye`);
+      assert.deepEqual(seen.trips, [
+        'idp /saml/v2/SLO SAMLRequest',
+        'files /mellon/logout SAMLRequest',
+        'idp /saml/v2/SLO SAMLResponse',
+        'wiki /mellon/logout SAMLResponse',
+      ]);
+      const toFiles = redirectMessage(seen.urls[1]!);
+      assert.match(toFiles, new RegExp(`<saml:NameID Format="urn:oasis:names:tc:SAML:2.0:nameid-format:persistent">${leaver.userId}</saml:NameID>`));
+      assert.match(toFiles, /<samlp:SessionIndex>[\w-]+<\/samlp:SessionIndex>/);
+      const toWiki = redirectMessage(seen.urls[3]!);
+      assert.match(toWiki, /<samlp:StatusCode Value="urn:oasis:names:tc:SAML:2\.0:status:Success"><\/samlp:StatusCode>/);
+      assert.doesNotMatch(toWiki, /PartialLogout/);
+      await signedOutAtBoth(page);
+    } catch (err) {
+      await screenshot(page, 'saml-mellon-slo-fan-out');
+      throw new Error(`${(err as Error).message}\n${mellonLogs()}`);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test("an OIDC logout logs the browser out of the session's SAML apps, one after the other, then goes on to the app's post_logout_redirect_uri", async () => {
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+    try {
+      const app = await world.createApp({ name: 'Portal', ...confidentialAppFor(rp) });
+      const config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
+        execute: [client.allowInsecureRequests],
+      });
+      const { tokens } = await codeLogin(page, config, rp, leaver, 'openid');
+      const names = await signedInAtBoth(page, false);
+      const seen = catchLogoutTrips(page, names);
+      await page.goto(client.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: rp.loggedOut, state: 'bye' }).href);
+      await page.waitForURL((url) => url.href.startsWith(rp.loggedOut));
+      assert.equal(new URL(page.url()).searchParams.get('state'), 'bye');
+      assert.deepEqual(seen.trips, [
+        'wiki /mellon/logout SAMLRequest',
+        'idp /saml/v2/SLO SAMLResponse',
+        'files /mellon/logout SAMLRequest',
+        'idp /saml/v2/SLO SAMLResponse',
+      ]);
+      await signedOutAtBoth(page);
+    } catch (err) {
+      await screenshot(page, 'saml-mellon-oidc-logout');
+      throw new Error(`${(err as Error).message}\n${mellonLogs()}`);
     } finally {
       await context.close();
     }

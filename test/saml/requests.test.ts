@@ -105,7 +105,7 @@ describe('SAML SSO requests', () => {
     await refused(await get(redirectQuery(authnRequestXml({ issuer: sp.entityId }), other.keyPem)), /signature does not verify/);
     const signed = redirectQuery(authnRequestXml({ issuer: sp.entityId }), sp.keyPem, 'state-a');
     await refused(await get(signed.replace('RelayState=state-a', 'RelayState=state-b')), /signature does not verify/);
-    await refused(await get(redirectQuery(authnRequestXml({ issuer: sp.entityId }), undefined)), /signs its requests, and this one is not signed/);
+    await refused(await get(redirectQuery(authnRequestXml({ issuer: sp.entityId }), undefined)), /signs its messages, and this one is not signed/);
     const xml = authnRequestXml({ id: '_post_tampered', issuer: sp.entityId });
     const tampered = signedPostXml(xml, '_post_tampered', sp.keyPem).replace('Version="2.0"', 'Version="2.0" ForceAuthn="true"');
     await refused(await post(tampered), /signature does not verify/);
@@ -126,7 +126,7 @@ describe('SAML SSO requests', () => {
       acs: 'https://evil.example.test/acs',
       inner: `<samlp:Extensions>${body}</samlp:Extensions>`,
     });
-    await refused(await post(wrapped), /signs its requests, and this one is not signed/);
+    await refused(await post(wrapped), /signs its messages, and this one is not signed/);
     // The signature moved to the forged root still references the genuine request.
     const signature = /<ds:Signature[\s\S]*<\/ds:Signature>/.exec(original)![0];
     const moved = authnRequestXml({
@@ -270,8 +270,8 @@ describe('SAML SSO requests', () => {
     assert.ok(location.searchParams.get('Signature'));
     assert.match(inflateRawSync(Buffer.from(location.searchParams.get('SAMLResponse')!, 'base64')).toString(), /InResponseTo="_postlogout1"/);
 
-    await refused(await sloPost(request('_postlogout2')), /signs its requests, and this one is not signed/);
-    await refused(await sloGet(redirectQuery(request('_postlogout3'), undefined)), /signs its requests, and this one is not signed/);
+    await refused(await sloPost(request('_postlogout2')), /signs its messages, and this one is not signed/);
+    await refused(await sloGet(redirectQuery(request('_postlogout3'), undefined)), /signs its messages, and this one is not signed/);
     const stranger = opensslKeyPair('forger');
     await refused(await sloPost(signedPostXml(request('_postlogout4'), '_postlogout4', stranger.keyPem)), /does not verify/);
     await refused(await sloGet(redirectQuery(request('_postlogout5'), stranger.keyPem)), /does not verify/);

@@ -76,6 +76,8 @@ ScriptAlias /app/ "${dir}/cgi/"
 <Location />
   MellonEnable info
   MellonEndpointPath /mellon
+  # Two SPs of one test share the host localhost, and cookies ignore ports: each its own cookie.
+  MellonVariable "sp${port}"
   MellonSPPrivateKeyFile "${files.key}"
   MellonSPCertFile "${files.cert}"
   MellonSPMetadataFile "${files.metadata}"

@@ -13,6 +13,7 @@ export const STATUS = {
   requester: 'urn:oasis:names:tc:SAML:2.0:status:Requester',
   responder: 'urn:oasis:names:tc:SAML:2.0:status:Responder',
   noPassive: 'urn:oasis:names:tc:SAML:2.0:status:NoPassive',
+  partialLogout: 'urn:oasis:names:tc:SAML:2.0:status:PartialLogout',
 } as const;
 
 const PASSWORD_CONTEXT = 'urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport';
@@ -125,17 +126,40 @@ export function failureResponseXml(target: ResponseTarget, status: string, secon
   );
 }
 
-/** A LogoutResponse (SAML 2.0 Core 3.7.2). */
+/**
+ * A LogoutResponse (SAML 2.0 Core 3.7.2); `second` is a second-level
+ * status, such as PartialLogout under Responder when not every session
+ * participant could be logged out.
+ */
 export function logoutResponseXml(
   idpEntityId: string,
   destination: string,
   inResponseTo: string,
   status: string,
+  second?: string,
   now = new Date(),
 ): { xml: string; id: string } {
   const id = messageId();
+  const inner = second ? `<samlp:StatusCode Value="${second}"/>` : '';
   const xml =
     `<samlp:LogoutResponse xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="${id}" Version="2.0" IssueInstant="${instant(now)}" Destination="${x(destination)}" InResponseTo="${x(inResponseTo)}">` +
-    `<saml:Issuer>${x(idpEntityId)}</saml:Issuer><samlp:Status><samlp:StatusCode Value="${status}"/></samlp:Status></samlp:LogoutResponse>`;
+    `<saml:Issuer>${x(idpEntityId)}</saml:Issuer><samlp:Status><samlp:StatusCode Value="${status}">${inner}</samlp:StatusCode></samlp:Status></samlp:LogoutResponse>`;
+  return { xml, id };
+}
+
+export interface LogoutTarget {
+  nameId: string;
+  nameIdFormat: string;
+  /** The engine session's uid, the SessionIndex the SP's assertion carried. */
+  sessionIndex: string;
+}
+
+/** A LogoutRequest the IdP sends a session participant (SAML 2.0 Core 3.7.1; Profiles 4.4.3.3). */
+export function logoutRequestXml(idpEntityId: string, destination: string, target: LogoutTarget, now = new Date()): { xml: string; id: string } {
+  const id = messageId();
+  const xml =
+    `<samlp:LogoutRequest xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="${id}" Version="2.0" IssueInstant="${instant(now)}" Destination="${x(destination)}">` +
+    `<saml:Issuer>${x(idpEntityId)}</saml:Issuer><saml:NameID Format="${x(target.nameIdFormat)}">${x(target.nameId)}</saml:NameID>` +
+    `<samlp:SessionIndex>${x(target.sessionIndex)}</samlp:SessionIndex></samlp:LogoutRequest>`;
   return { xml, id };
 }
