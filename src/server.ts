@@ -133,7 +133,14 @@ export async function startServer(config: ConfigResult, log: Logger): Promise<Ru
     };
     const adapter = createAdapterFactory({ db, redis, clients, onStorageError: (store) => metrics.storageErrors.inc({ store }) });
     const external = { ...idps, states: externalLoginStates(adapter('ExternalLoginState')), samlStates: samlLoginStates(adapter('SamlLoginState')) };
-    const samlIdp = samlIdentityProvider({ db, issuer: config.issuer, sessionLifetime: config.sessionIdleLifetime, signingKeys: () => currentKeys, adapter, hooks });
+    const samlIdp = samlIdentityProvider({
+      db,
+      issuer: config.issuer,
+      sessionLifetime: config.sessionIdleLifetime,
+      signingKeys: () => currentKeys,
+      adapter,
+      hooks,
+    });
     const engineDeps = {
       config,
       db,

@@ -108,10 +108,13 @@ export async function continueChain(deps: LogoutChainDeps, chain: LogoutChain): 
  */
 export async function participantAnswered(deps: LogoutChainDeps, inbound: InboundMessage, sloUrl: string): Promise<LogoutAnswer> {
   const { request: response, app } = await acceptMessage(deps, inbound, parseLogoutResponse, sloUrl);
-  const chain = inbound.relayState === undefined ? undefined : await deps.chains.take(inbound.relayState);
+  const state = inbound.relayState ?? '';
+  const chain = await deps.chains.find(state);
   if (!chain?.waiting) throw new SamlRefused('this logout has expired or was already finished');
+  // Checked before the chain is taken: a stray answer does not end the logout under way.
   if (chain.waiting.appId !== app.id || chain.waiting.requestId !== response.inResponseTo)
     throw new SamlRefused('the LogoutResponse does not answer the logout under way');
+  if (!(await deps.chains.take(state))) throw new SamlRefused('this logout has expired or was already finished');
   const { waiting: _answered, ...rest } = chain;
   return continueChain(deps, { ...rest, partial: rest.partial || response.status !== STATUS.success });
 }

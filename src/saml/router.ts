@@ -144,7 +144,8 @@ function samlRouter(deps: SamlIdpDeps, engine: EngineHolder, logout: LogoutChain
   };
   // One endpoint takes both an SP's LogoutRequest and a participant's LogoutResponse (Bindings 3.4.3, 3.5.3).
   const slo = async (ctx: Context) => {
-    const isResponse = ctx.method === 'POST' ? (ctx.request.body as Record<string, unknown> | undefined)?.SAMLResponse !== undefined : 'SAMLResponse' in ctx.query;
+    const isResponse =
+      ctx.method === 'POST' ? (ctx.request.body as Record<string, unknown> | undefined)?.SAMLResponse !== undefined : 'SAMLResponse' in ctx.query;
     if (isResponse) return answer(ctx, await participantAnswered(logout, inbound(ctx, 'SAMLResponse'), `${deps.issuer}${SAML_PATHS.slo}`));
     answer(ctx, await singleLogout({ ...logout, db: deps.db, provider }, inbound(ctx, 'SAMLRequest')));
   };

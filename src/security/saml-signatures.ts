@@ -44,7 +44,12 @@ function pemOf(base64Der: string): string {
 }
 
 /** `xml` with the element of `id` (an Assertion) signed: RSA-SHA256, exclusive c14n, the signature right after its Issuer. */
-export function signElement(xml: string, id: string, localName: 'Assertion' | 'Response' | 'LogoutResponse' | 'LogoutRequest' | 'AuthnRequest', signer: SamlSigner): string {
+export function signElement(
+  xml: string,
+  id: string,
+  localName: 'Assertion' | 'Response' | 'LogoutResponse' | 'LogoutRequest' | 'AuthnRequest',
+  signer: SamlSigner,
+): string {
   const signed = new SignedXml({
     privateKey: signer.privatePem,
     publicCert: pemOf(signer.certificate),

@@ -35,7 +35,7 @@ export function opensslKeyPair(name: string): { keyPem: string; certificate: str
   return { keyPem: readFileSync(join(dir, 'key.pem'), 'utf8'), certificate: certPem.replace(/-----[A-Z ]+-----|\s+/g, '') };
 }
 
-export function handSp(name: string, options: { signsRequests?: boolean } = {}): HandSp {
+export function handSp(name: string, options: { signsRequests?: boolean; singleLogout?: boolean } = {}): HandSp {
   const entityId = `https://${name}.example.test/saml`;
   const acs = `https://${name}.example.test/acs`;
   const { keyPem, certificate } = opensslKeyPair(name);
@@ -44,7 +44,7 @@ export function handSp(name: string, options: { signsRequests?: boolean } = {}):
   <!-- a comment is fine in metadata -->
   <md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol" AuthnRequestsSigned="${options.signsRequests ?? true}">
     <md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${certificate}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>
-    <md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://${name}.example.test/slo"/>
+    ${options.singleLogout === false ? '' : `<md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://${name}.example.test/slo"/>`}
     <md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${acs}" index="0" isDefault="true"/>
     <md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${acs}/second" index="1"/>
   </md:SPSSODescriptor>
@@ -79,9 +79,16 @@ export function logoutRequestXml(fields: { id: string; issuer: string; nameId: s
   return `<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${fields.id}" Version="2.0" IssueInstant="${new Date().toISOString()}"><saml:Issuer>${fields.issuer}</saml:Issuer><saml:NameID>${fields.nameId}</saml:NameID><samlp:SessionIndex>${fields.sessionIndex}</samlp:SessionIndex></samlp:LogoutRequest>`;
 }
 
-/** The HTTP-Redirect query of `xml`, signed with `keyPem` unless it is undefined. */
-export function redirectQuery(xml: string, keyPem: string | undefined, relayState?: string): string {
-  const parts = [`SAMLRequest=${encodeURIComponent(deflateRawSync(Buffer.from(xml)).toString('base64'))}`];
+/** An SP's answer to the IdP's LogoutRequest `inResponseTo` (SAML 2.0 Core 3.7.2). */
+export function logoutResponseXml(fields: { id: string; issuer: string; inResponseTo: string; status?: string; destination?: string }): string {
+  const destination = fields.destination ? ` Destination="${fields.destination}"` : '';
+  const status = fields.status ?? 'urn:oasis:names:tc:SAML:2.0:status:Success';
+  return `<samlp:LogoutResponse xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${fields.id}" Version="2.0" IssueInstant="${new Date().toISOString()}" InResponseTo="${fields.inResponseTo}"${destination}><saml:Issuer>${fields.issuer}</saml:Issuer><samlp:Status><samlp:StatusCode Value="${status}"/></samlp:Status></samlp:LogoutResponse>`;
+}
+
+/** The HTTP-Redirect query of `xml` (a request, unless `field` says otherwise), signed with `keyPem` unless it is undefined. */
+export function redirectQuery(xml: string, keyPem: string | undefined, relayState?: string, field: 'SAMLRequest' | 'SAMLResponse' = 'SAMLRequest'): string {
+  const parts = [`${field}=${encodeURIComponent(deflateRawSync(Buffer.from(xml)).toString('base64'))}`];
   if (relayState !== undefined) parts.push(`RelayState=${encodeURIComponent(relayState)}`);
   if (keyPem === undefined) return parts.join('&');
   parts.push(`SigAlg=${encodeURIComponent(RSA_SHA256)}`);
