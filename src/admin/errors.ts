@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import type { Logger } from '../logger.ts';
 import {
   AlreadyExists,
+  type DomainError,
   InvalidArgument,
   NotFound,
   PayloadTooLarge,
@@ -23,31 +24,34 @@ export interface ApiErrorBody {
 const BAD_REQUEST = 'type.googleapis.com/google.rpc.BadRequest';
 const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
 
-function info(reason: string): ApiErrorBody['details'][number] {
-  return { '@type': ERROR_INFO, reason, domain: 'portcullis' };
+/** The ErrorInfo detail: the error's own reason when it has one (domain/errors.ts), else its code's generic one. */
+function info(generic: string, err?: DomainError): ApiErrorBody['details'][number] {
+  return { '@type': ERROR_INFO, reason: err?.reason ?? generic, domain: 'portcullis' };
 }
 
 /** The one place where errors become status codes and bodies. */
 export function toWire(err: unknown, requestId: string): { status: number; body: ApiErrorBody; authenticate?: string; retryAfter?: number } {
   if (err instanceof InvalidArgument) {
-    const details = err.violations.length ? [{ '@type': BAD_REQUEST, fieldViolations: err.violations }] : [info('INVALID_ARGUMENT')];
+    const badRequest = err.violations.length ? [{ '@type': BAD_REQUEST, fieldViolations: err.violations }] : [];
+    // Named fields say enough without the generic reason; a specific one is always given.
+    const details = badRequest.length && !err.reason ? badRequest : [...badRequest, info('INVALID_ARGUMENT', err)];
     return { status: 400, body: { code: 3, message: err.message, details } };
   }
-  if (err instanceof PayloadTooLarge) return { status: 413, body: { code: 3, message: err.message, details: [info('PAYLOAD_TOO_LARGE')] } };
+  if (err instanceof PayloadTooLarge) return { status: 413, body: { code: 3, message: err.message, details: [info('PAYLOAD_TOO_LARGE', err)] } };
   if (err instanceof Unauthenticated) {
     return {
       status: 401,
-      body: { code: 16, message: err.message, details: [info('UNAUTHENTICATED')] },
+      body: { code: 16, message: err.message, details: [info('UNAUTHENTICATED', err)] },
       authenticate: err.challenge ?? 'Bearer realm="portcullis"',
     };
   }
-  if (err instanceof PermissionDenied) return { status: 403, body: { code: 7, message: err.message, details: [info('PERMISSION_DENIED')] } };
-  if (err instanceof NotFound) return { status: 404, body: { code: 5, message: err.message, details: [info('NOT_FOUND')] } };
+  if (err instanceof PermissionDenied) return { status: 403, body: { code: 7, message: err.message, details: [info('PERMISSION_DENIED', err)] } };
+  if (err instanceof NotFound) return { status: 404, body: { code: 5, message: err.message, details: [info('NOT_FOUND', err)] } };
   if (err instanceof ResourceExhausted) {
-    const details = [info('RESOURCE_EXHAUSTED'), { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${err.retryAfter}s` }];
+    const details = [info('RESOURCE_EXHAUSTED', err), { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${err.retryAfter}s` }];
     return { status: 429, body: { code: 8, message: err.message, details }, retryAfter: err.retryAfter };
   }
-  if (err instanceof AlreadyExists) return { status: 409, body: { code: 6, message: err.message, details: [info('ALREADY_EXISTS')] } };
+  if (err instanceof AlreadyExists) return { status: 409, body: { code: 6, message: err.message, details: [info('ALREADY_EXISTS', err)] } };
   if (err instanceof StoreUnavailable) {
     return {
       status: 503,
@@ -55,7 +59,8 @@ export function toWire(err: unknown, requestId: string): { status: number; body:
       retryAfter: RETRY_AFTER_SECONDS,
     };
   }
-  if (err instanceof Unavailable) return { status: 503, body: { code: 14, message: err.message, details: [info('UNAVAILABLE')] }, retryAfter: err.retryAfter };
+  if (err instanceof Unavailable)
+    return { status: 503, body: { code: 14, message: err.message, details: [info('UNAVAILABLE', err)] }, retryAfter: err.retryAfter };
   return { status: 500, body: { code: 13, message: `internal error (request id ${requestId})`, details: [info('INTERNAL')] } };
 }
 

@@ -92,9 +92,14 @@ const orgScope = (orgId: string): MemberScope => ({ scope: 'org', scopeId: orgId
 async function checkMemberChange(write: Write, actor: Principal, where: MemberScope, userId: string, roles: string[]): Promise<void> {
   const current = await membershipRoles(write.tx, { userId, scope: where.scope, scopeId: where.scopeId });
   if (!current) throw new NotFound('member not found');
-  if (!holdsEveryRoleOf(actor, await membershipsOf(write.tx, userId))) throw new PermissionDenied('changing this member requires every role the member holds');
+  if (!holdsEveryRoleOf(actor, await membershipsOf(write.tx, userId)))
+    throw new PermissionDenied('changing this member requires every role the member holds', { reason: 'MEMBER_ROLES_NOT_HELD' });
   if (current.includes(where.ownerRole) && !roles.includes(where.ownerRole) && (await otherHoldersOf(write.tx, where, where.ownerRole, userId)) === 0)
-    throw new InvalidArgument(`the last ${where.ownerRole} of ${where.what} cannot be removed or lose that role; make another member ${where.ownerRole} first`);
+    throw new InvalidArgument(
+      `the last ${where.ownerRole} of ${where.what} cannot be removed or lose that role; make another member ${where.ownerRole} first`,
+      [],
+      { reason: 'LAST_OWNER' },
+    );
 }
 
 async function changeMember(write: Write, actor: Principal, where: MemberScope, userId: string, roles: string[]): Promise<WriteDetails> {

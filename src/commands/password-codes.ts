@@ -2,7 +2,7 @@ import type { Database } from '../storage/database.ts';
 import { beginWrite, writeDetails, type WriteDetails } from '../storage/event-log.ts';
 import { findUser, type UserRow } from '../storage/users.ts';
 import { spendCodes } from '../storage/verification-codes.ts';
-import { hasPassword, markEmailVerified, setPassword } from '../storage/self-service-changes.ts';
+import { markEmailVerified, setPassword } from '../storage/self-service-changes.ts';
 import type { EngineHolder } from '../engine/engine-holder.ts';
 import { hashPassword } from '../security/passwords.ts';
 import { passwordRulesBroken, type PasswordPolicy } from '../domain/password-policy.ts';
@@ -107,7 +107,7 @@ export async function resendInitialization(
     const write = await beginWrite(tx, actor);
     const user = await userToActOn(tx, actor, orgId, userId);
     assertMayGetCode(user);
-    if (await hasPassword(tx, user.id)) throw new InvalidArgument('the user has already set its password; send a password reset instead');
+    if (user.password_set) throw new InvalidArgument('the user has already set its password; send a password reset instead');
     if ((await issueCode(write, deps.codes, user, 'init', 'mail')) === undefined) throw tooManyMessages();
     return { details: writeDetails(write, orgId) };
   });

@@ -7,13 +7,31 @@ export interface FieldViolation {
   description: string;
 }
 
-export class DomainError extends Error {}
+/**
+ * Refusals a caller tells apart from others of the same code without reading
+ * the message, which may be reworded (docs/api/README.md, Errors): the
+ * `reason` of the answer's `google.rpc.ErrorInfo`.
+ */
+export type RefusalReason =
+  /** The last ORG_OWNER of an org or IAM_OWNER of the instance would be removed or lose that role. */
+  | 'LAST_OWNER'
+  /** The caller lacks a role the member it would change holds. */
+  | 'MEMBER_ROLES_NOT_HELD';
+
+export class DomainError extends Error {
+  /** Set on refusals callers tell apart; the others answer their code's generic reason. */
+  readonly reason?: RefusalReason;
+  constructor(message: string, options: { reason?: RefusalReason } = {}) {
+    super(message);
+    if (options.reason) this.reason = options.reason;
+  }
+}
 
 export class InvalidArgument extends DomainError {
   override name = 'InvalidArgument';
   readonly violations: FieldViolation[];
-  constructor(message: string, violations: FieldViolation[] = []) {
-    super(message);
+  constructor(message: string, violations: FieldViolation[] = [], options: { reason?: RefusalReason } = {}) {
+    super(message, options);
     this.violations = violations;
   }
 }

@@ -20,6 +20,8 @@ export interface UserView {
     profile: { firstName: string; lastName: string; nickName: string; displayName: string; preferredLanguage: string; gender: string };
     email: { email: string; isEmailVerified: boolean };
     phone: { phone: string; isPhoneVerified: boolean };
+    /** Whether the user has a password: an invited user has none until it sets one (docs/api/users.md). */
+    passwordSet: boolean;
   };
   machine?: { name: string; description: string; accessTokenType: string };
 }
@@ -49,6 +51,7 @@ export function toUserView(row: UserRow): UserView {
       },
       email: { email: row.email ?? '', isEmailVerified: row.email_verified ?? false },
       phone: { phone: row.phone ?? '', isPhoneVerified: row.phone_verified ?? false },
+      passwordSet: row.password_set,
     };
   } else {
     view.machine = { name: row.name ?? '', description: row.description ?? '', accessTokenType: row.access_token_type ?? 'ACCESS_TOKEN_TYPE_BEARER' };

@@ -1,4 +1,3 @@
-import type { Queryable } from './database.ts';
 import type { Write } from './event-log.ts';
 
 // What the self-service flows change on a user's row, each with its event
@@ -62,10 +61,4 @@ export async function changeEmail(write: Write, user: UserRef, email: string, ve
     write.at,
   ]);
   if (verified) await markEmailVerified(write, user, email);
-}
-
-/** Whether the user has a password (an invited user has none until it sets one). */
-export async function hasPassword(db: Queryable, userId: string): Promise<boolean> {
-  const { rows } = await db.query('SELECT 1 FROM users WHERE id = $1 AND password_hash IS NOT NULL', [userId]);
-  return rows.length > 0;
 }

@@ -55,6 +55,8 @@ export interface UserRow {
   name: string | null;
   description: string | null;
   access_token_type: string | null;
+  /** A human has a password (an invited one has none until it sets one); never the hash itself. */
+  password_set: boolean;
   primary_domain: string;
   org_name: string;
   sequence: string;
@@ -130,7 +132,7 @@ export async function userNameTaken(db: Queryable, orgId: string, userName: stri
 
 export const USER_COLUMNS = `u.id, u.org_id, u.type, u.user_name, u.state, o.state AS org_state, u.first_name, u.last_name, u.nick_name, u.display_name,
   u.preferred_language, u.gender, u.email, u.email_verified, u.phone, u.phone_verified, u.name, u.description,
-  u.access_token_type, d.domain AS primary_domain, o.name AS org_name, u.sequence::text AS sequence, u.creation_date, u.change_date`;
+  u.access_token_type, u.password_hash IS NOT NULL AS password_set, d.domain AS primary_domain, o.name AS org_name, u.sequence::text AS sequence, u.creation_date, u.change_date`;
 
 export async function findUser(db: Queryable, id: string): Promise<UserRow | undefined> {
   // An id PostgreSQL cannot hold in text (NUL) is no user's.

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { apiClient, type Api } from '../support/api.ts';
-import { assertDetails, assertError, assertInvalid } from '../support/assertions.ts';
+import { assertDetails, assertError, assertInvalid, errorReason } from '../support/assertions.ts';
 import { insertPat, testServer, type TestServer } from '../support/server.ts';
 
 // docs/api/users.md, Members: listing, changing and removing the members of
-// an org and of the instance; the every-role rule and the last owner.
+// an org and of the instance; the every-role rule and the last owner, each
+// refused with its own ErrorInfo reason (docs/api/README.md, Errors).
 
 let server: TestServer;
 let api: Api;
@@ -162,7 +163,9 @@ describe('PUT and DELETE /management/v1/orgs/me/members/{userId}', () => {
     assertInvalid(await call({}), ['roles'], { what: 'missing' });
     assertInvalid(await call({ roles: [] }), ['roles'], { what: 'empty' });
     assertInvalid(await call({ roles: 'ORG_OWNER' }), ['roles'], { what: 'string' });
-    assertInvalid(await call({ roles: ['IAM_OWNER'] }), ['roles[0]'], { what: 'instance role', atLeast: true });
+    const wrongKind = await call({ roles: ['IAM_OWNER'] });
+    assertInvalid(wrongKind, ['roles[0]'], { what: 'instance role', atLeast: true });
+    assert.equal(errorReason(wrongKind), undefined, 'named fields need no reason');
     assertInvalid(await call({ roles: ['ORG_OWNER'], userId: managerId }), ['userId'], { what: 'unknown field' });
     assertInvalid(await call({ roles: Array(21).fill('ORG_OWNER') }), ['roles'], { what: 'too many', atLeast: true });
     assert.deepEqual(await rolesOf(managerId), ['ORG_USER_MANAGER']);
@@ -179,8 +182,11 @@ describe('PUT and DELETE /management/v1/orgs/me/members/{userId}', () => {
     }
     assertError(await api('PUT', `${ORG_MEMBERS}/${managerId}`, { token: null, body: { roles: ['ORG_OWNER'] } }), 401);
     assertError(await api('DELETE', `${ORG_MEMBERS}/${managerId}`, { token: null }), 401);
-    assertError(await api('PUT', `${ORG_MEMBERS}/${managerId}`, { token: managerToken, body: { roles: ['ORG_OWNER'] } }), 403);
+    const notOwner = await api('PUT', `${ORG_MEMBERS}/${managerId}`, { token: managerToken, body: { roles: ['ORG_OWNER'] } });
+    assertError(notOwner, 403);
+    assert.equal(errorReason(notOwner), 'PERMISSION_DENIED', 'lacking ORG_OWNER is no every-role refusal');
     assertError(await api('DELETE', `${ORG_MEMBERS}/${ownerId}`, { token: managerToken }), 403);
+    assert.equal(errorReason(await api('DELETE', `${ORG_MEMBERS}/${outsider}`, { token: ownerToken })), 'NOT_FOUND');
     assert.deepEqual(await rolesOf(managerId), ['ORG_USER_MANAGER']);
     assert.deepEqual(await rolesOf(ownerId), ['ORG_OWNER']);
   });
@@ -189,9 +195,11 @@ describe('PUT and DELETE /management/v1/orgs/me/members/{userId}', () => {
     const demote = await api('PUT', `${ORG_MEMBERS}/${ownerId}`, { token: ownerToken, body: { roles: ['ORG_USER_MANAGER'] } });
     assertInvalid(demote, []);
     assert.match(demote.json.message, /last ORG_OWNER/);
+    assert.equal(errorReason(demote), 'LAST_OWNER');
     const remove = await api('DELETE', `${ORG_MEMBERS}/${ownerId}`, { orgId });
     assert.equal(remove.status, 400, remove.text);
     assert.match(remove.json.message, /last ORG_OWNER/);
+    assert.equal(errorReason(remove), 'LAST_OWNER');
     assert.deepEqual(await rolesOf(ownerId), ['ORG_OWNER']);
     // Keeping ORG_OWNER among other roles is no demotion.
     assert.equal((await api('PUT', `${ORG_MEMBERS}/${ownerId}`, { token: ownerToken, body: { roles: ['ORG_OWNER', 'ORG_USER_MANAGER'] } })).status, 200);
@@ -212,8 +220,13 @@ describe('PUT and DELETE /management/v1/orgs/me/members/{userId}', () => {
     const admin = await newHuman('ada', 'Ada Admin');
     assert.equal((await api('POST', INSTANCE_MEMBERS, { body: { userId: admin, roles: ['IAM_OWNER'] } })).status, 200);
     await addOrgMember(admin, ['ORG_USER_MANAGER']);
-    assertError(await api('PUT', `${ORG_MEMBERS}/${admin}`, { token: ownerToken, body: { roles: ['ORG_END_USER_IMPERSONATOR'] } }), 403);
-    assertError(await api('DELETE', `${ORG_MEMBERS}/${admin}`, { token: ownerToken }), 403);
+    for (const refused of [
+      await api('PUT', `${ORG_MEMBERS}/${admin}`, { token: ownerToken, body: { roles: ['ORG_END_USER_IMPERSONATOR'] } }),
+      await api('DELETE', `${ORG_MEMBERS}/${admin}`, { token: ownerToken }),
+    ]) {
+      assertError(refused, 403);
+      assert.equal(errorReason(refused), 'MEMBER_ROLES_NOT_HELD');
+    }
     assert.deepEqual(await rolesOf(admin), ['ORG_USER_MANAGER']);
     // An instance owner may.
     assert.equal((await api('DELETE', `${ORG_MEMBERS}/${admin}`, { orgId })).status, 200);
@@ -232,7 +245,9 @@ describe('PUT and DELETE /management/v1/orgs/me/members/{userId}', () => {
       [ownerToken, firstOrgId, firstMember],
       [erikaToken, orgId, managerId],
     ] as const) {
-      assertError(await api('PUT', `${ORG_MEMBERS}/${userId}`, { token, orgId: inOrg, body: { roles: ['ORG_OWNER'] } }), 403);
+      const refused = await api('PUT', `${ORG_MEMBERS}/${userId}`, { token, orgId: inOrg, body: { roles: ['ORG_OWNER'] } });
+      assertError(refused, 403);
+      assert.equal(errorReason(refused), 'PERMISSION_DENIED', 'not an owner of that org at all');
       assertError(await api('DELETE', `${ORG_MEMBERS}/${userId}`, { token, orgId: inOrg }), 403);
     }
     // Without the header Erika acts in her own org, where Manfred is no member.
@@ -240,7 +255,9 @@ describe('PUT and DELETE /management/v1/orgs/me/members/{userId}', () => {
     // Erika joins Members Org as a user manager: Olga owns that org but not Erika's own, so Erika is beyond her.
     await addOrgMember(erika, ['ORG_USER_MANAGER']);
     assertError(await api('PUT', `${ORG_MEMBERS}/${erika}`, { token: ownerToken, body: { roles: ['ORG_END_USER_IMPERSONATOR'] } }), 403);
-    assertError(await api('DELETE', `${ORG_MEMBERS}/${erika}`, { token: ownerToken }), 403);
+    const beyond = await api('DELETE', `${ORG_MEMBERS}/${erika}`, { token: ownerToken });
+    assertError(beyond, 403);
+    assert.equal(errorReason(beyond), 'MEMBER_ROLES_NOT_HELD');
     assert.deepEqual(await rolesOf(erika), ['ORG_USER_MANAGER']);
     assert.deepEqual(await rolesOf(managerId), ['ORG_USER_MANAGER']);
     assert.deepEqual(await rolesOf(firstMember, firstOrgId), ['ORG_USER_MANAGER']);
@@ -286,8 +303,10 @@ describe('/admin/v1/members', () => {
     const demote = await api('PUT', `${INSTANCE_MEMBERS}/${machineOwner}`, { body: { roles: ['IAM_END_USER_IMPERSONATOR'] } });
     assert.equal(demote.status, 400, demote.text);
     assert.match(demote.json.message, /last IAM_OWNER/);
+    assert.equal(errorReason(demote), 'LAST_OWNER');
     const remove = await api('DELETE', `${INSTANCE_MEMBERS}/${machineOwner}`);
     assert.equal(remove.status, 400, remove.text);
+    assert.equal(errorReason(remove), 'LAST_OWNER');
     assert.equal((await api('POST', `${INSTANCE_MEMBERS}/_search`, { body: {} })).status, 200, 'still an instance owner');
   });
 

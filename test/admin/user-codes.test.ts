@@ -163,6 +163,30 @@ describe('user code calls: password/_reset, _resend_initialization, email/_resen
     assert.equal((await manager('POST', `/management/v1/users/${endUser}/password/_reset`, { body: { sendMail: true } })).status, 200);
   });
 
+  test('the user resource says whether a human has a password, read and searched; a machine has no human part', async () => {
+    const invited = await human();
+    const withPassword = await human({ password: 'Some-Passw0rd' });
+    const machine = await inAcme('POST', '/management/v1/users/machine', { body: { userName: `m${++counter}`, name: 'M' } });
+    const read = async (userId: string) => (await inAcme('GET', `/management/v1/users/${userId}`)).body.user;
+    assert.equal((await read(invited)).human.passwordSet, false);
+    assert.equal((await read(withPassword)).human.passwordSet, true);
+    assert.equal((await read(ownerId)).human.passwordSet, true, 'the org setup’s human');
+    assert.equal((await read(machine.body.userId)).human, undefined);
+    const found = await inAcme('POST', '/management/v1/users/_search', { body: { queries: [{ typeQuery: { type: 'TYPE_HUMAN' } }] } });
+    assert.equal(found.status, 200, found.text);
+    const listed = new Map(found.body.result.map((u: { id: string; human: { passwordSet: boolean } }) => [u.id, u.human.passwordSet]));
+    assert.equal(listed.get(invited), false);
+    assert.equal(listed.get(withPassword), true);
+    // Read-only: a body that tries to set it is refused, and nothing changes.
+    const changed = await inAcme('PUT', `/management/v1/users/${invited}/profile`, { body: { firstName: 'P', lastName: 'Q', passwordSet: true } });
+    assertInvalid(changed, ['passwordSet']);
+    const added = await inAcme('POST', '/management/v1/users/human', {
+      body: { userName: `x${++counter}`, profile: { firstName: 'X', lastName: 'Y' }, email: { email: `x${counter}@acme.example.test` }, passwordSet: true },
+    });
+    assertInvalid(added, ['passwordSet']);
+    assert.equal((await read(invited)).human.passwordSet, false);
+  });
+
   test('_resend_initialization: only for a human without a password; a body with fields is 400', async () => {
     const invited = await human();
     const withPassword = await human({ password: 'Some-Passw0rd' });

@@ -22,7 +22,7 @@ import { type Mailbox, mailbox, shot, typedCode } from '../mail-flows/support.ts
 // relying party of the test) for two sides of the same org:
 // - the console: a member's roles changed (users giving up their own owner
 //   role are asked first, the API's refusals said in the console's
-//   language), and an org deactivated and reactivated from its page while
+//   language, known by their reasons whatever the message), and an org deactivated and reactivated from its page while
 //   the app signs its users in (docs/api/users.md, Members; docs/api/orgs.md);
 // - the login pages, with a real SMTP server receiving the mails: a passkey
 //   sign-in held for the email verification like a password one
@@ -54,6 +54,22 @@ async function human(userName: string, extra: Record<string, unknown> = { passwo
   assert.equal(created.status, 200, created.text);
   const got = await api('GET', `/management/v1/users/${created.body.userId}`, undefined, orgId);
   return { userId: created.body.userId as string, loginName: got.body.user.preferredLoginName as string, email };
+}
+
+const MEMBER_CALLS = '**/orgs/me/members/*';
+
+/**
+ * The API's refusals of member changes with the message reworded and the
+ * ErrorInfo reason kept: the console must tell them apart by the reason
+ * (docs/api/README.md, Errors), never by the server's words.
+ */
+async function rewordRefusals(p: Page): Promise<void> {
+  await p.route(MEMBER_CALLS, async (route) => {
+    const response = await route.fetch();
+    if (response.ok()) return route.fulfill({ response });
+    const body = await response.json();
+    return route.fulfill({ response, json: { ...body, message: 'reworded by the server' } });
+  });
 }
 
 before(async () => {
@@ -96,6 +112,7 @@ describe('members and org state in the console', { skip: needsChromium }, () => 
     const admin = (await scene.admin('POST', '/management/v1/orgs/me/members/_search', { body: {} })).body.result.find(
       (m: { preferredLoginName: string }) => m.preferredLoginName === CONSOLE_ADMIN.loginName,
     );
+    await rewordRefusals(page);
     await page.goto(`${scene.consoleUrl}orgs/${defaultOrg}/members`);
     const members = page.getByRole('region', { name: 'Members of this organization' });
 
@@ -113,6 +130,7 @@ describe('members and org state in the console', { skip: needsChromium }, () => 
     await own.getByText('The last owner keeps the owner role: make another member owner first.').waitFor();
     assert.deepEqual(await rolesOf(admin.userId), ['ORG_OWNER']);
     await own.getByRole('button', { name: 'Cancel' }).click();
+    await page.unroute(MEMBER_CALLS);
 
     // Another member's roles: no question asked.
     await members.getByRole('button', { name: `Change roles: ${grace.loginName}` }).click();
@@ -134,6 +152,7 @@ describe('members and org state in the console', { skip: needsChromium }, () => 
 
     // An org owner (German console) may not change the instance owner, who holds a role it lacks.
     const german = await scene.signedInPage({ locale: 'de-DE' }, { loginName: grace.loginName, password: PASSWORD });
+    await rewordRefusals(german.page);
     await german.page.goto(`${scene.consoleUrl}orgs/${defaultOrg}/members`);
     const list = german.page.getByRole('region', { name: 'Mitglieder dieser Organisation' });
     await list.getByRole('button', { name: `Rollen ändern: ${CONSOLE_ADMIN.loginName}` }).click();

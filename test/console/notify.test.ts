@@ -205,12 +205,18 @@ describe('the mail, SMS and message pages of the console', { skip: needsChromium
     assert.equal(await contact.getByRole('button', { name: 'Resend verification' }).count(), 0);
     assert.equal((await mails()).length, 4, 'no verification mail for a verified address');
 
-    // The admin has a password: the API refuses an invitation and the page says why.
+    // The admin has a password (human.passwordSet): no invitation is offered, and the rest is.
     const query = { userNameQuery: { userName: 'admin', method: 'TEXT_QUERY_METHOD_EQUALS' } };
     const [admin] = (await scene.admin('POST', '/management/v1/users/_search', { body: { queries: [query] } })).body.result;
+    assert.equal(admin.human.passwordSet, true);
     await open(`users/${admin.id}`);
-    await contact.getByRole('button', { name: 'Resend invitation' }).click();
-    await contact.getByText(/has already set its password/).waitFor();
+    await contact.getByRole('button', { name: 'Send password reset' }).waitFor();
+    assert.equal(await contact.getByRole('button', { name: 'Resend invitation' }).count(), 0);
+    assert.equal(await contact.getByText('For a user who has not set a password yet.').count(), 0);
+    // Grace, still without a password, is offered the invitation again.
+    assert.equal((await get(`/management/v1/users/${grace}`)).user.human.passwordSet, false);
+    await open(`users/${grace}`);
+    await contact.getByRole('button', { name: 'Resend invitation' }).waitFor();
   });
 
   it("sets a user's metadata as text, shows bytes that are not text, and removes a key after a confirmation", async () => {

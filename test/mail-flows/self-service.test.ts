@@ -83,7 +83,9 @@ describe('in Chromium: invitation, email verification and password reset by mail
     const link = linkOf(invitation);
     assert.equal(link.pathname, '/ui/login/user/init');
     assert.equal(link.searchParams.get('userID'), ivy.userId);
-    assert.equal((await world.api('GET', `/management/v1/users/${ivy.userId}`)).body.user.human.email.isEmailVerified, false);
+    const invited = (await world.api('GET', `/management/v1/users/${ivy.userId}`)).body.user.human;
+    assert.equal(invited.email.isEmailVerified, false);
+    assert.equal(invited.passwordSet, false, 'invited: no password yet');
 
     const page = await freshPage();
     await page.goto(link.href);
@@ -92,6 +94,7 @@ describe('in Chromium: invitation, email verification and password reset by mail
     await setPassword(page, 'Ivy-New-Passw0rd');
     assert.match(await mainText(page), /Your password is set/);
     await shot(page, 'user-init-done');
+    assert.equal((await world.api('GET', `/management/v1/users/${ivy.userId}`)).body.user.human.passwordSet, true);
 
     const { tokens } = await codeLogin(page, config, rp, { loginName: ivy.loginName, password: 'Ivy-New-Passw0rd' }, 'openid email');
     const claims = tokens.claims()!;
@@ -117,8 +120,11 @@ describe('in Chromium: invitation, email verification and password reset by mail
     await shot(page, 'user-init-de');
     await setPassword(page, 'kurz');
     assert.match(await errorOf(page), /^Dieses Passwort ist nicht erlaubt/);
+    const passwordSet = async () => (await world.api('GET', `/management/v1/users/${greta.userId}`)).body.user.human.passwordSet;
+    assert.equal(await passwordSet(), false, 'a refused password is not set');
     await setPassword(page, 'Greta-Passw0rd', typedCode(invitation));
     assert.match(await mainText(page), /Ihr Passwort ist festgelegt/);
+    assert.equal(await passwordSet(), true);
   });
 
   test('with requireEmailVerification the login stops at the verification page until a code from the mail is entered', async () => {

@@ -25,6 +25,12 @@ export function violatedFields(response: ApiResponse): string[] {
   return (detail?.fieldViolations ?? []).map((v: { field: string }) => v.field);
 }
 
+/** The `reason` of the `google.rpc.ErrorInfo` detail of an error, if it has one. */
+export function errorReason(response: ApiResponse): string | undefined {
+  const detail = (response.body?.details ?? []).find((d: { '@type': string }) => d['@type'] === 'type.googleapis.com/google.rpc.ErrorInfo');
+  return detail?.reason;
+}
+
 /**
  * A 400 with code 3 whose field violations name `fields`: exactly these (in
  * any order), or with `{ atLeast: true }` these among others.

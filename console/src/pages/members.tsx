@@ -70,11 +70,12 @@ function UserFinder({ chosen, onChoose }: { chosen?: UserView; onChoose: (user?:
 /**
  * The API's refusals of a member change in the console's language: the
  * last owner (docs/api/users.md, Members) and the every-role rule
- * (docs/security.md); others as every page says them.
+ * (docs/security.md), known by their reasons (docs/api/README.md, Errors);
+ * others as every page says them.
  */
 function refusalText(error: unknown): string {
-  if (error instanceof ApiError && error.code === 3 && /^the last (ORG|IAM)_OWNER /.test(error.message)) return t('lastOwnerRefused');
-  if (error instanceof ApiError && error.code === 7 && /every role the member holds/.test(error.message)) return t('needsEveryRole');
+  if (error instanceof ApiError && error.is('LAST_OWNER')) return t('lastOwnerRefused');
+  if (error instanceof ApiError && error.is('MEMBER_ROLES_NOT_HELD')) return t('needsEveryRole');
   return message(error);
 }
 

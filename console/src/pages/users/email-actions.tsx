@@ -6,15 +6,17 @@ import type { UserView } from '../../views.ts';
 // What an admin sends a human (docs/api/users.md, "Invitations, email
 // verification and password reset"): a new verification mail, a password
 // reset mail, a new invitation, and a changed email address. Codes go only
-// to an active user; the API says when one does not fit (an invitation to a
-// user who has set a password, a verification of a verified address).
+// to an active user; a verification only for an unverified address and an
+// invitation only to a user without a password (`human.passwordSet`), as
+// the API refuses the others.
 
 type Human = NonNullable<UserView['human']>;
 
-const SENDS: Array<{ path: string; body: object; label: MessageKey; done: MessageKey }> = [
-  { path: 'email/_resend_verification', body: {}, label: 'resendVerification', done: 'verificationSent' },
-  { path: 'password/_reset', body: { sendMail: true }, label: 'sendPasswordReset', done: 'resetSent' },
-  { path: '_resend_initialization', body: {}, label: 'resendInvitation', done: 'invitationSent' },
+/** `fits`: whether the API would send it to this human. */
+const SENDS: Array<{ path: string; body: object; label: MessageKey; done: MessageKey; fits: (human: Human) => boolean }> = [
+  { path: 'email/_resend_verification', body: {}, label: 'resendVerification', done: 'verificationSent', fits: (h) => !h.email.isEmailVerified },
+  { path: 'password/_reset', body: { sendMail: true }, label: 'sendPasswordReset', done: 'resetSent', fits: () => true },
+  { path: '_resend_initialization', body: {}, label: 'resendInvitation', done: 'invitationSent', fits: (h) => !h.passwordSet },
 ];
 
 export function EmailActions({ user, human, onChanged }: { user: UserView; human: Human; onChanged: () => void }) {
@@ -31,7 +33,7 @@ export function EmailActions({ user, human, onChanged }: { user: UserView; human
       {active && (
         <>
           <div class="row-actions">
-            {SENDS.filter((what) => what.label !== 'resendVerification' || !human.email.isEmailVerified).map((what) => (
+            {SENDS.filter((what) => what.fits(human)).map((what) => (
               <button
                 type="button"
                 class="secondary"
@@ -46,9 +48,11 @@ export function EmailActions({ user, human, onChanged }: { user: UserView; human
               </button>
             ))}
           </div>
-          <p class="help">
-            {t('resendInvitation')}: {t('invitationHelp')}
-          </p>
+          {!human.passwordSet && (
+            <p class="help">
+              {t('resendInvitation')}: {t('invitationHelp')}
+            </p>
+          )}
           <Status ok={done} error={send.error} />
         </>
       )}
