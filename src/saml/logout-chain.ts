@@ -8,7 +8,7 @@ import { acceptMessage, type AcceptDeps } from './accept-request.ts';
 import type { InboundMessage } from './bindings.ts';
 import type { IdpKeys } from './idp-keys.ts';
 import type { SessionParticipants } from './participants.ts';
-import type { SingleUseRecords } from './single-use.ts';
+import type { SingleUseRecords } from '../security/single-use-records.ts';
 import { destinationOf, logoutEndpoint, sendToSp, type BrowserTrip } from './to-sp.ts';
 
 // Single logout across the session's participants (SAML 2.0 Profiles

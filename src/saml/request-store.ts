@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { singleUseRecords, type ClaimingAdapter } from './single-use.ts';
+import { singleUseRecords, type ClaimingAdapter } from '../security/single-use-records.ts';
 
 // What the SAML IdP keeps between requests, in the engine-record storage
 // (Redis, or PostgreSQL without Redis; adapters/): the AuthnRequest waiting

@@ -22,7 +22,7 @@ import { singleLogout } from './slo.ts';
 import { CHAIN_TTL_SECONDS, participantAnswered, type LogoutAnswer, type LogoutChain, type LogoutChainDeps } from './logout-chain.ts';
 import { fanOutAtEndSession } from './end-session-fan-out.ts';
 import { sessionParticipants } from './participants.ts';
-import { singleUseRecords } from './single-use.ts';
+import { singleUseRecords } from '../security/single-use-records.ts';
 import type { EngineRule } from '../engine/rule-dispatch.ts';
 import type { SamlResponseHooks } from '../commands/token-hooks.ts';
 

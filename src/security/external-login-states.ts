@@ -1,4 +1,4 @@
-import type { Adapter } from 'oidc-provider';
+import { singleUseRecords, type ClaimingAdapter } from './single-use-records.ts';
 
 /**
  * What a login keeps server side while the browser is at an external
@@ -28,26 +28,7 @@ export const EXTERNAL_LOGIN_TTL_SECONDS = 600;
 /** openid-client's randomState(): 32 random bytes, base64url. */
 const STATE = /^[A-Za-z0-9_-]{43}$/;
 
-type ClaimingAdapter = Adapter & { claim?(id: string, payload: object, expiresIn: number): Promise<boolean> };
-
 export function externalLoginStates(adapter: ClaimingAdapter): ExternalLoginStates {
-  async function peek(state: string): Promise<ExternalLoginState | undefined> {
-    if (!STATE.test(state)) return undefined;
-    const record = (await adapter.find(state)) as (ExternalLoginState & { consumed?: unknown }) | undefined;
-    if (!record || record.consumed) return undefined;
-    return { uid: record.uid, idpId: record.idpId, nonce: record.nonce, codeVerifier: record.codeVerifier };
-  }
-  return {
-    async put(state, record) {
-      await adapter.upsert(state, { ...record }, EXTERNAL_LOGIN_TTL_SECONDS);
-    },
-    peek,
-    async take(state) {
-      const record = await peek(state);
-      if (!record) return undefined;
-      if (adapter.claim && !(await adapter.claim(`taken.${state}`, { taken: true }, EXTERNAL_LOGIN_TTL_SECONDS))) return undefined;
-      await adapter.consume(state);
-      return record;
-    },
-  };
+  const records = singleUseRecords<ExternalLoginState>(adapter, EXTERNAL_LOGIN_TTL_SECONDS, STATE);
+  return { put: (state, record) => records.putAs(state, record), peek: (state) => records.find(state), take: (state) => records.take(state) };
 }
