@@ -16,7 +16,7 @@ import type { OutboundFetch } from '../outbound/client.ts';
 import { idpMetadataOf } from '../outbound/saml-metadata.ts';
 import { UpstreamError } from '../outbound/upstream.ts';
 import { unsealSecret } from '../queries/idps.ts';
-import { spSigner } from '../security/saml-sp-key.ts';
+import { spDecryptionKey, spSigner } from '../security/saml-sp-key.ts';
 import type { SamlLoginStates } from '../security/saml-login-states.ts';
 import { CATALOGUES, chooseLanguage, translate } from '../pages/i18n.ts';
 import { PAGE_HEADERS } from '../pages/layout.ts';
@@ -27,7 +27,7 @@ export interface SamlSpDeps {
   db: Database;
   log: Logger;
   issuer: string;
-  /** Unseals a provider's signing key. */
+  /** Unseals a provider's key (it signs our messages and decrypts the IdP's assertions). */
   sealingKey: Buffer;
   /** The outbound client's fetch for a provider: instance-level ones may reach private addresses. */
   fetchFor(scope: { orgId: string | null }): OutboundFetch;
@@ -130,6 +130,7 @@ export function samlSpRoutes(deps: SamlSpDeps): Router {
         idpEntityId: metadata.entityId,
         entityId: sp.entityId,
         acs: sp.acs,
+        decryptionKey: () => spDecryptionKey(unsealSecret(deps.sealingKey, idp)),
       });
       if (assertion.inResponseTo !== pending.requestId) throw new SamlRefused('the response answers another request');
       const fresh =
