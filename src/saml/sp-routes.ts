@@ -13,7 +13,7 @@ import { spEndpoints, spMetadataXml } from '../domain/saml/sp-messages.ts';
 import { readSamlResponse } from '../domain/saml/sp-response.ts';
 import { SamlRefused } from '../domain/saml/xml.ts';
 import type { OutboundFetch } from '../outbound/client.ts';
-import { idpMetadataOf } from '../outbound/saml-metadata.ts';
+import type { UpstreamCache } from '../outbound/upstream-cache.ts';
 import { UpstreamError } from '../outbound/upstream.ts';
 import { unsealSecret } from '../queries/idps.ts';
 import { spDecryptionKey, spSigner } from '../security/saml-sp-key.ts';
@@ -31,6 +31,8 @@ export interface SamlSpDeps {
   sealingKey: Buffer;
   /** The outbound client's fetch for a provider: instance-level ones may reach private addresses. */
   fetchFor(scope: { orgId: string | null }): OutboundFetch;
+  /** The IdP metadata of providers that read it from a URL, kept between sign-ins. */
+  upstreams: Pick<UpstreamCache, 'samlMetadata'>;
   samlStates: SamlLoginStates;
 }
 
@@ -123,7 +125,7 @@ export function samlSpRoutes(deps: SamlSpDeps): Router {
       const pending = message.relayState ? await deps.samlStates.takePending(message.relayState) : undefined;
       if (!pending || pending.idpId !== idp.id) throw new SamlRefused('the response answers no sign-in waiting here (expired, finished, or never started)');
       const settings = samlSettingsOf(idp.config);
-      const metadata = await idpMetadataOf(settings, deps.fetchFor({ orgId: idp.orgId }));
+      const metadata = await deps.upstreams.samlMetadata(idp, settings, deps.fetchFor({ orgId: idp.orgId }));
       const sp = spEndpoints(deps.issuer, idp.id);
       const assertion = readSamlResponse(message.xml, {
         certificates: metadata.certificates,
