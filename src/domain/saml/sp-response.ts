@@ -70,8 +70,9 @@ export const UNDECRYPTABLE = 'the encrypted assertion could not be decrypted, or
 /** The assertion an EncryptedAssertion holds, read from the bytes its own signature covers. */
 function decryptedAssertion(encrypted: Element, expected: ResponseExpectations): Element {
   const parts = encryptedParts(encrypted);
+  const key = expected.decryptionKey();
   try {
-    const plaintext = decryptParts(parts, expected.decryptionKey());
+    const plaintext = decryptParts(parts, key);
     const assertion = parseStrictXml(plaintext, MESSAGE_LIMITS);
     if (!isElement(assertion, SAML_NS.assertion, 'Assertion')) throw new Error('not an assertion');
     return reparse(verifiedMessage(plaintext, assertion, expected.certificates));
