@@ -5,7 +5,7 @@ import { authnRequestXml, spEndpoints } from '../../src/domain/saml/sp-messages.
 import { ALGORITHMS, signElement, signRedirect } from '../../src/security/saml-signatures.ts';
 import { spSigner } from '../../src/security/saml-sp-key.ts';
 import type { SamlLoginStates } from '../../src/security/saml-login-states.ts';
-import { idpMetadataOf } from '../../src/outbound/saml-metadata.ts';
+import type { IdpMetadata } from '../../src/domain/saml/idp-metadata.ts';
 import type { LoginIdp } from '../../src/queries/idps.ts';
 import { translate } from '../../src/pages/i18n.ts';
 import { postFormPage } from '../../src/pages/saml.ts';
@@ -15,6 +15,7 @@ import type { ExternalIdpDeps, ExternalIdpStep } from './external-idp.ts';
 export interface SamlLoginDeps {
   samlStates: SamlLoginStates;
   fetchFor: ExternalIdpDeps['fetchFor'];
+  upstreams: ExternalIdpDeps['upstreams'];
   issuer: string;
 }
 
@@ -41,9 +42,9 @@ export function samlLoginStep(
   async function start(ctx: Context, loaded: Loaded, login: LoginIdp): Promise<void> {
     if (login.upstream.protocol !== 'saml') return renderMessage(ctx, loaded, 'sessionExpired', 400);
     const upstream = login.upstream;
-    let metadata: Awaited<ReturnType<typeof idpMetadataOf>>;
+    let metadata: IdpMetadata;
     try {
-      metadata = await idpMetadataOf(upstream, deps.fetchFor({ orgId: login.idp.orgId }));
+      metadata = await deps.upstreams.samlMetadata(login.idp, upstream, deps.fetchFor({ orgId: login.idp.orgId }));
     } catch (err) {
       return external.failed(ctx, loaded, login.idp.name, err);
     }

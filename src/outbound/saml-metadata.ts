@@ -1,13 +1,12 @@
 import { parseIdpMetadata, type IdpMetadata } from '../domain/saml/idp-metadata.ts';
 import { givenIdpMetadata } from '../domain/saml/sp-metadata-rule.ts';
-import type { SamlSettings } from '../domain/saml/sp-kind.ts';
 import type { OutboundFetch } from './client.ts';
 import { OutboundError } from './errors.ts';
 import { UpstreamError } from './upstream.ts';
 
 // A SAML provider's IdP metadata: the XML it was given, or its metadataUrl
-// read through the outbound client (docs/idps.md, Outbound calls) at each
-// sign-in, so a certificate rollover at the IdP is taken at once.
+// read through the outbound client (docs/idps.md, Outbound calls); sign-ins
+// read it through the cache of ./upstream-cache.ts.
 
 /** The metadata at `url`, or UpstreamError: unreachable (down, refused address, too large) or invalid (not IdP metadata). */
 export async function fetchIdpMetadata(url: string, fetch: OutboundFetch): Promise<IdpMetadata> {
@@ -28,11 +27,10 @@ export async function fetchIdpMetadata(url: string, fetch: OutboundFetch): Promi
   }
 }
 
-/** The provider's IdP metadata, given or fetched. */
-export async function idpMetadataOf(settings: SamlSettings, fetch: OutboundFetch): Promise<IdpMetadata> {
-  if ('url' in settings.metadata) return fetchIdpMetadata(settings.metadata.url, fetch);
+/** The IdP metadata given as base64 XML, or UpstreamError (invalid). */
+export function givenMetadata(base64: string): IdpMetadata {
   try {
-    return givenIdpMetadata(settings.metadata.base64);
+    return givenIdpMetadata(base64);
   } catch (err) {
     throw new UpstreamError('invalid', `the metadata is not usable: ${(err as Error).message}`);
   }

@@ -1,13 +1,16 @@
 import { compactVerify, createLocalJWKSet, errors, type JSONWebKeySet } from 'jose';
 import * as oidc from 'openid-client';
 import type { HttpUpstream } from '../domain/idps.ts';
+import type { IdpMetadata } from '../domain/saml/idp-metadata.ts';
+import type { SamlSettings } from '../domain/saml/sp-kind.ts';
 import type { OutboundFetch } from './client.ts';
+import { fetchIdpMetadata, givenMetadata } from './saml-metadata.ts';
 import { type SignatureCheck, UpstreamError, upstreamConfiguration, upstreamError } from './upstream.ts';
 
 /**
- * Each provider's discovery document and JWKS, kept between sign-ins
- * (docs/idps.md "Caching"): without it every sign-in would fetch both from
- * the upstream. An entry belongs to one version of the provider (its row's
+ * Each provider's discovery document and JWKS, or a SAML provider's IdP
+ * metadata read by URL, kept between sign-ins (docs/idps.md "Caching"):
+ * without it every sign-in would fetch them from the upstream. An entry belongs to one version of the provider (its row's
  * sequence): every sign-in reads that row anyway, so a changed provider is
  * fetched afresh on every node at its next sign-in, with no message to lose.
  */
@@ -23,12 +26,14 @@ export interface UpstreamCache {
   configuration(idp: CachedIdp, upstream: HttpUpstream, secret: string, fetch: OutboundFetch): Promise<oidc.Configuration>;
   /** Checks ID token signatures against the issuer's cached JWKS. */
   signatureCheck(idp: CachedIdp, config: oidc.Configuration, fetch: OutboundFetch): SignatureCheck;
+  /** A SAML provider's IdP metadata: given, or fetched from its URL at most once per lifetime of the answer. */
+  samlMetadata(idp: CachedIdp, settings: Pick<SamlSettings, 'metadata'>, fetch: OutboundFetch): Promise<IdpMetadata>;
 }
 
 const MINUTE = 60_000;
 /** Without a Cache-Control max-age (RFC 9111 5.2.2.1). */
 export const DEFAULT_LIFETIME_MS = 5 * MINUTE;
-/** However long the upstream allows, a rotated key or moved endpoint is seen within a day. */
+/** However long the upstream allows, a rotated key, certificate or moved endpoint is seen within a day. */
 export const MAX_LIFETIME_MS = 24 * 60 * MINUTE;
 /** `no-store` or a short max-age still spares the upstream a fetch per sign-in. */
 export const MIN_LIFETIME_MS = MINUTE;
@@ -59,6 +64,8 @@ interface Entry {
   config?: Promise<oidc.Configuration>;
   configExpiresAt: number;
   keys?: Promise<Keys>;
+  saml?: Promise<IdpMetadata>;
+  samlExpiresAt: number;
 }
 
 const isDiscovery = (url: string | URL) => new URL(url).pathname.includes('/.well-known/');
@@ -84,7 +91,7 @@ export function upstreamCache(options: { now?: () => number } = {}): UpstreamCac
     if (found?.sequence === idp.sequence) return found;
     entries.delete(idp.id);
     if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
-    const entry: Entry = { sequence: idp.sequence, configExpiresAt: 0 };
+    const entry: Entry = { sequence: idp.sequence, configExpiresAt: 0, samlExpiresAt: 0 };
     entries.set(idp.id, entry);
     return entry;
   }
@@ -157,7 +164,30 @@ export function upstreamCache(options: { now?: () => number } = {}): UpstreamCac
     };
   }
 
-  return { configuration, signatureCheck };
+  async function samlMetadata(idp: CachedIdp, settings: Pick<SamlSettings, 'metadata'>, fetch: OutboundFetch): Promise<IdpMetadata> {
+    if (!('url' in settings.metadata)) return givenMetadata(settings.metadata.base64);
+    const entry = entryOf(idp);
+    if (!entry.saml || now() >= entry.samlExpiresAt) {
+      let lifetime = DEFAULT_LIFETIME_MS;
+      const recording: OutboundFetch = async (url, init) => {
+        const response = await fetch(url, init);
+        lifetime = lifetimeOf(response.headers.get('cache-control'));
+        return response;
+      };
+      const started = now();
+      entry.samlExpiresAt = Number.POSITIVE_INFINITY;
+      const pending = fetchIdpMetadata(settings.metadata.url, recording).then((metadata) => {
+        entry.samlExpiresAt = started + lifetime;
+        return metadata;
+      });
+      entry.saml = forgetOnFailure(pending, () => {
+        if (entry.saml === pending) entry.saml = undefined;
+      });
+    }
+    return entry.saml;
+  }
+
+  return { configuration, signatureCheck, samlMetadata };
 }
 
 function signatureError(err: unknown): UpstreamError {

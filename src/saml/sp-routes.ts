@@ -13,10 +13,10 @@ import { spEndpoints, spMetadataXml } from '../domain/saml/sp-messages.ts';
 import { readSamlResponse } from '../domain/saml/sp-response.ts';
 import { SamlRefused } from '../domain/saml/xml.ts';
 import type { OutboundFetch } from '../outbound/client.ts';
-import { idpMetadataOf } from '../outbound/saml-metadata.ts';
+import type { UpstreamCache } from '../outbound/upstream-cache.ts';
 import { UpstreamError } from '../outbound/upstream.ts';
 import { unsealSecret } from '../queries/idps.ts';
-import { spSigner } from '../security/saml-sp-key.ts';
+import { spDecryptionKey, spSigner } from '../security/saml-sp-key.ts';
 import type { SamlLoginStates } from '../security/saml-login-states.ts';
 import { CATALOGUES, chooseLanguage, translate } from '../pages/i18n.ts';
 import { PAGE_HEADERS } from '../pages/layout.ts';
@@ -27,10 +27,12 @@ export interface SamlSpDeps {
   db: Database;
   log: Logger;
   issuer: string;
-  /** Unseals a provider's signing key. */
+  /** Unseals a provider's key (it signs our messages and decrypts the IdP's assertions). */
   sealingKey: Buffer;
   /** The outbound client's fetch for a provider: instance-level ones may reach private addresses. */
   fetchFor(scope: { orgId: string | null }): OutboundFetch;
+  /** The IdP metadata of providers that read it from a URL, kept between sign-ins. */
+  upstreams: Pick<UpstreamCache, 'samlMetadata'>;
   samlStates: SamlLoginStates;
 }
 
@@ -123,13 +125,14 @@ export function samlSpRoutes(deps: SamlSpDeps): Router {
       const pending = message.relayState ? await deps.samlStates.takePending(message.relayState) : undefined;
       if (!pending || pending.idpId !== idp.id) throw new SamlRefused('the response answers no sign-in waiting here (expired, finished, or never started)');
       const settings = samlSettingsOf(idp.config);
-      const metadata = await idpMetadataOf(settings, deps.fetchFor({ orgId: idp.orgId }));
+      const metadata = await deps.upstreams.samlMetadata(idp, settings, deps.fetchFor({ orgId: idp.orgId }));
       const sp = spEndpoints(deps.issuer, idp.id);
       const assertion = readSamlResponse(message.xml, {
         certificates: metadata.certificates,
         idpEntityId: metadata.entityId,
         entityId: sp.entityId,
         acs: sp.acs,
+        decryptionKey: () => spDecryptionKey(unsealSecret(deps.sealingKey, idp)),
       });
       if (assertion.inResponseTo !== pending.requestId) throw new SamlRefused('the response answers another request');
       const fresh =

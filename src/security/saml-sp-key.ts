@@ -1,4 +1,4 @@
-import { generateKeyPairSync, type JsonWebKey } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { samlSigner, type SamlSigner } from './saml-signatures.ts';
 import { selfSignedCertificate } from './x509.ts';
 
@@ -18,4 +18,9 @@ export function spSigner(sealedSecret: string, idp: { id: string; creationDate: 
   const privateJwk = JSON.parse(sealedSecret) as JsonWebKey;
   const certificate = selfSignedCertificate({ privateJwk, kid: idp.id, commonName, notBefore: idp.creationDate });
   return samlSigner(privateJwk, certificate);
+}
+
+/** The same key, as the SP metadata's encryption certificate offers it: what decrypts the IdP's encrypted assertions. */
+export function spDecryptionKey(sealedSecret: string): KeyObject {
+  return createPrivateKey({ key: JSON.parse(sealedSecret) as JsonWebKey, format: 'jwk' });
 }

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { inflateRawSync } from 'node:zlib';
 import * as client from 'openid-client';
@@ -18,12 +20,25 @@ import { interactionPage } from '../support/login-form.ts';
 import { freePort } from '../support/server.ts';
 import { needsSimpleSamlPhp, prepareSimpleSamlPhp, type SimpleSamlPhp } from '../support/simplesamlphp.ts';
 import { opensslKeyPair } from '../saml/support.ts';
-import { assertionXml, newId, nowPlus, responseXml, RSA_SHA256, signed, type Crafted } from '../support/saml-responses.ts';
+import { UNDECRYPTABLE } from '../../src/domain/saml/sp-response.ts';
+import {
+  assertionXml,
+  type Crafted,
+  type Encryption,
+  encryptedAssertion,
+  flipBit,
+  newId,
+  nowPlus,
+  RSA_SHA256,
+  responseXml,
+  signed,
+} from '../support/saml-responses.ts';
 
 // docs/idps.md, SAML: the saml kind through the API, a real sign-in in
 // Chromium through Debian's SimpleSAMLphp as the IdP (the test starts it
-// on a private port), and responses written by hand and posted to the ACS
-// for what a real IdP never sends.
+// on a private port), plain and with encrypted assertions, the IdP
+// metadata read by URL once per lifetime, and responses written by hand
+// and posted to the ACS for what a real IdP never sends.
 
 const ALICE = {
   userName: 'alice',
@@ -140,6 +155,11 @@ describe('SAML identity providers with SimpleSAMLphp as the IdP', { skip: needsC
     assert.ok(xml.includes('AuthnRequestsSigned="true"'));
     assert.ok(xml.includes('<md:NameIDFormat>urn:oasis:names:tc:SAML:2.0:nameid-format:persistent</md:NameIDFormat>'));
     spCertificate = /<ds:X509Certificate>([^<]+)</.exec(xml)![1]!;
+    assert.ok(
+      xml.includes(
+        `<md:KeyDescriptor use="encryption"><ds:KeyInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><ds:X509Data><ds:X509Certificate>${spCertificate}<`,
+      ),
+    );
     assert.equal((await fetch(`${world.issuer}/idps/${orgXml.body.id}x/saml/metadata`)).status, 404);
 
     // SimpleSAMLphp now knows our SP, and checks its AuthnRequests' signatures with that certificate.
@@ -349,7 +369,121 @@ describe('SAML identity providers with SimpleSAMLphp as the IdP', { skip: needsC
     assert.ok(!log.includes('BEGIN PRIVATE KEY') && !log.includes('"kty"'), 'no key logged');
   });
 
-  test('the POST binding with a signed AuthnRequest and a transient NameID: the mapping attribute names the user, who signs in again as the linked one; the IdP gone, the button says so', async () => {
+  /** Refuses `xml` at the ACS in German, logs `reason`; answers the response. */
+  async function refusedAtAcs(name: string, reason: RegExp | string, make: (requestId: string) => string): Promise<void> {
+    const { relayState, requestId } = await pendingLogin();
+    const refused = await postToAcs(relayState, make(requestId));
+    assert.equal(refused.status, 400, `${name}: ${refused.text.slice(0, 300)}`);
+    assert.match(refused.text, /Die Anmeldung mit SimpleSAMLphp hat nicht funktioniert/, name);
+    assert.equal(refused.headers.get('set-cookie'), null, `${name}: no cookie, no session`);
+    const logged = lastFailure();
+    assert.ok(typeof reason === 'string' ? logged.includes(reason) : reason.test(logged), `${name}: ${logged}`);
+  }
+
+  test('encrypted assertions: SimpleSAMLphp encrypts to the provider certificate (AES-128-CBC, RSA-OAEP) and alice signs in; RSA 1.5, an unsigned or DTD-carrying plaintext, a tampered ciphertext, another key or an oversized one are refused, and nobody is created', async () => {
+    idp.trust({ ...sp, certificate: spCertificate, signsRequests: true, encryptsAssertions: true });
+    try {
+      const { claims, toAcs } = await signInThroughIdp();
+      assert.match(toAcs[0] ?? '', /<saml:EncryptedAssertion>/);
+      assert.match(toAcs[0] ?? '', /Algorithm="http:\/\/www\.w3\.org\/2001\/04\/xmlenc#aes128-cbc"/);
+      assert.match(toAcs[0] ?? '', /Algorithm="http:\/\/www\.w3\.org\/2001\/04\/xmlenc#rsa-oaep-mgf1p"/);
+      assert.doesNotMatch(toAcs[0] ?? '', /<saml:Assertion[\s>]/, 'nothing of the assertion in the clear');
+      assert.equal(claims.sub, (await aliceLinks()).rows[0]!.id, 'alice, the linked user');
+
+      const usersBefore = await rowCount('users');
+      const linksBefore = await rowCount('user_idp_links');
+      const base = { acs: sp.acs, audience: sp.entityId, issuer: idp.entityId };
+      const marker = 'encrypted-mallory-7f3a';
+      const encrypted = (
+        requestId: string,
+        choice: Encryption,
+        plaintext?: (signedAssertion: string, unsigned: string) => string,
+        certificate = spCertificate,
+      ) => {
+        const id = newId();
+        const unsigned = assertionXml({ ...base, requestId, assertionId: id, nameId: marker });
+        const body = (plaintext ?? ((x) => x))(signed(unsigned, id, idp.keyPem), unsigned);
+        return responseXml({ ...base, requestId }, encryptedAssertion(body, certificate, choice));
+      };
+      const other = opensslKeyPair('other-sp');
+      await refusedAtAcs('RSA 1.5 key transport', /RSA 1\.5/, (requestId) => encrypted(requestId, { transport: 'rsa-1_5', data: 'aes128-cbc' }));
+      await refusedAtAcs('the decrypted assertion unsigned', UNDECRYPTABLE, (requestId) =>
+        encrypted(requestId, { data: 'aes128-cbc' }, (_, unsigned) => unsigned),
+      );
+      await refusedAtAcs('a DTD in the plaintext', UNDECRYPTABLE, (requestId) => encrypted(requestId, {}, (x) => `<!DOCTYPE a [<!ENTITY e "x">]>${x}`));
+      await refusedAtAcs('CBC ciphertext tampered', UNDECRYPTABLE, (requestId) => encrypted(requestId, { data: 'aes256-cbc', tamper: flipBit(-20) }));
+      await refusedAtAcs('GCM ciphertext tampered', UNDECRYPTABLE, (requestId) => encrypted(requestId, { tamper: flipBit(30) }));
+      await refusedAtAcs('encrypted to another key', UNDECRYPTABLE, (requestId) => encrypted(requestId, {}, undefined, other.certificate));
+      await refusedAtAcs('oversized', /larger than/, (requestId) =>
+        encrypted(requestId, {}).replace(
+          /<xenc:CipherValue>([^<]*)<\/xenc:CipherValue><\/xenc:CipherData><\/xenc:EncryptedData>/,
+          `<xenc:CipherValue>${'QUFB'.repeat(16_500)}</xenc:CipherValue></xenc:CipherData></xenc:EncryptedData>`,
+        ),
+      );
+      assert.equal(await rowCount('users'), usersBefore, 'no user created');
+      assert.equal(await rowCount('user_idp_links'), linksBefore, 'no link created');
+
+      // The same hand-made encryption, signed inside, is taken: the refusals above are for what they change.
+      const { relayState, requestId } = await pendingLogin();
+      const taken = await postToAcs(relayState, encrypted(requestId, { data: 'aes256-gcm', transport: 'rsa-oaep', keyPlacement: 'peer' }));
+      assert.equal(taken.status, 303, lastFailure());
+      const log = world.server.logText();
+      assert.ok(!log.includes(marker), 'nothing of a decrypted assertion logged');
+      assert.ok(!log.includes('BEGIN PRIVATE KEY') && !log.includes('"kty"') && !log.includes('"d":'), 'no key logged');
+    } finally {
+      idp.trust({ ...sp, certificate: spCertificate, signsRequests: true });
+    }
+  });
+
+  test('the IdP metadata URL is read once for several sign-ins, again after the provider changes; unreachable on first use, the button ends on the page saying so', async () => {
+    let hits = 0;
+    let status = 200;
+    const proxy = createServer(async (_req, res) => {
+      hits++;
+      if (status !== 200) return res.writeHead(status).end();
+      const metadata = await (await fetch(idp.metadataUrl)).text();
+      res.writeHead(200, { 'content-type': 'application/samlmetadata+xml', 'cache-control': 'public, max-age=3600' }).end(metadata);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const metadataUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/metadata`;
+    const change = async () => {
+      const changed = await world.server.api('PUT', `/admin/v1/idps/saml/${idpId}`, {
+        body: { name: 'SimpleSAMLphp', metadataUrl, withSignedRequest: true, providerOptions: { isAutoCreation: true } },
+      });
+      assert.equal(changed.status, 200, changed.text);
+      hits = 0;
+    };
+    try {
+      await change();
+      for (let i = 0; i < 2; i++) assert.deepEqual((await signInThroughIdp()).claims.amr, ['fed']);
+      assert.equal(hits, 1, 'two sign-ins (two buttons, two ACS posts) read the metadata once');
+      await change();
+      await signInThroughIdp();
+      assert.equal(hits, 1, 'read again once after the change');
+
+      await change();
+      status = 503;
+      const interaction = await interactionPage(world.server.url, clientId, {}, rp.callback);
+      const started = await fetch(`${interaction.action}/idp/${idpId}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: interaction.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ csrf: interaction.csrf }).toString(),
+      });
+      assert.equal(started.status, 502);
+      assert.match(await started.text(), /SimpleSAMLphp could not be reached/);
+      assert.equal(hits, 1);
+      assert.match(lastFailure(), /answered 503/);
+    } finally {
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      const back = await world.server.api('PUT', `/admin/v1/idps/saml/${idpId}`, {
+        body: { name: 'SimpleSAMLphp', metadataUrl: idp.metadataUrl, withSignedRequest: true, providerOptions: { isAutoCreation: true } },
+      });
+      assert.equal(back.status, 200, back.text);
+    }
+  });
+
+  test('the POST binding with a signed AuthnRequest and a transient NameID: the mapping attribute names the user, who signs in again as the linked one', async () => {
     const changed = await world.server.api('PUT', `/admin/v1/idps/saml/${idpId}`, {
       body: {
         name: 'SimpleSAMLphp',
@@ -374,17 +508,5 @@ describe('SAML identity providers with SimpleSAMLphp as the IdP', { skip: needsC
     assert.match(toAcs[0] ?? '', /nameid-format:transient">_/);
     assert.equal(claims.sub, (await aliceLinks()).rows[0]!.id, 'the same user');
     assert.equal(await rowCount('users'), usersBefore, 'nobody new');
-
-    // The IdP's metadata URL is read at each sign-in: with the IdP gone, the button ends on the page saying so.
-    await idp.stop();
-    const interaction = await interactionPage(world.server.url, clientId, {}, rp.callback);
-    const started = await fetch(`${interaction.action}/idp/${idpId}`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { cookie: interaction.cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ csrf: interaction.csrf }).toString(),
-    });
-    assert.equal(started.status, 502);
-    assert.match(await started.text(), /SimpleSAMLphp could not be reached/);
   });
 });

@@ -7,19 +7,22 @@ import type { HttpUpstream } from '../../src/domain/idps.ts';
 import type { OutboundFetch } from '../../src/outbound/client.ts';
 import { UpstreamError } from '../../src/outbound/upstream.ts';
 import { DEFAULT_LIFETIME_MS, lifetimeOf, MAX_LIFETIME_MS, MIN_LIFETIME_MS, upstreamCache } from '../../src/outbound/upstream-cache.ts';
+import { opensslKeyPair } from '../saml/support.ts';
 
-// docs/idps.md "Caching": an issuer's discovery document and JWKS kept per
-// provider, counted at a real upstream on a loopback port; the cache's clock
+// docs/idps.md "Caching": an issuer's discovery document and JWKS, and a
+// SAML provider's IdP metadata read by URL, kept per provider, counted at a real upstream on a loopback port; the cache's clock
 // is the test's, so that minutes pass at once.
 
 const MINUTE = 60_000;
 
-describe('the discovery and JWKS cache of external providers', () => {
+describe('the discovery, JWKS and SAML metadata cache of external providers', () => {
   let server: Server;
   let issuer: string;
-  const hits = { discovery: 0, jwks: 0 };
-  const headers = { discovery: 'max-age=600', jwks: '' };
+  const hits = { discovery: 0, jwks: 0, saml: 0 };
+  const headers = { discovery: 'max-age=600', jwks: '', saml: '' };
   let discoveryBody: 'json' | 'html' = 'json';
+  let samlStatus = 200;
+  const samlCertificate = opensslKeyPair('cached-idp').certificate;
   let keys: { kid: string; privateKey: CryptoKey; jwk: JWK }[] = [];
   let published: JWK[] = [];
   let clock = 0;
@@ -45,6 +48,13 @@ describe('the discovery and JWKS cache of external providers', () => {
           JSON.stringify({ issuer, authorization_endpoint: `${issuer}/authorize`, token_endpoint: `${issuer}/token`, jwks_uri: `${issuer}/jwks` }),
         );
       }
+      if (req.url === '/saml/metadata') {
+        hits.saml++;
+        res.writeHead(samlStatus, { 'content-type': 'application/samlmetadata+xml', ...(headers.saml ? { 'cache-control': headers.saml } : {}) });
+        return res.end(
+          `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="${issuer}/saml"><md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"><md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${samlCertificate}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor><md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${issuer}/saml/sso"/></md:IDPSSODescriptor></md:EntityDescriptor>`,
+        );
+      }
       if (req.url === '/jwks') {
         hits.jwks++;
         res.writeHead(200, { 'content-type': 'application/json', ...(headers.jwks ? { 'cache-control': headers.jwks } : {}) });
@@ -61,8 +71,11 @@ describe('the discovery and JWKS cache of external providers', () => {
   beforeEach(() => {
     hits.discovery = 0;
     hits.jwks = 0;
+    hits.saml = 0;
     headers.discovery = 'max-age=600';
     headers.jwks = '';
+    headers.saml = '';
+    samlStatus = 200;
     discoveryBody = 'json';
     published = [keys[0]!.jwk];
     clock = 1_000_000;
@@ -164,5 +177,49 @@ describe('the discovery and JWKS cache of external providers', () => {
     const check = cache.signatureCheck(idp, config, fetch);
     const mac = await new SignJWT({}).setProtectedHeader({ alg: 'HS256', kid: 'k1' }).sign(new TextEncoder().encode(JSON.stringify(keys[0]!.jwk)));
     await assert.rejects(check(mac), (err: unknown) => err instanceof UpstreamError && err.reason === 'invalid');
+  });
+
+  test("a SAML provider's metadata URL is read once per lifetime (sign-ins arriving together share it), again after a change; a failure is not kept", async () => {
+    const cache = upstreamCache({ now: () => clock });
+    const settings = () => ({ metadata: { url: `${issuer}/saml/metadata` } });
+    headers.saml = 'public, max-age=7200';
+    const read = await Promise.all([1, 2, 3].map(() => cache.samlMetadata(idp, settings(), fetch)));
+    assert.equal(hits.saml, 1);
+    assert.deepEqual(read[0], { entityId: `${issuer}/saml`, sso: { redirect: `${issuer}/saml/sso` }, certificates: [samlCertificate] });
+    clock += 119 * MINUTE;
+    await cache.samlMetadata(idp, settings(), fetch);
+    assert.equal(hits.saml, 1, 'max-age=7200 still holds after 119 minutes');
+    clock += MINUTE;
+    await cache.samlMetadata(idp, settings(), fetch);
+    assert.equal(hits.saml, 2, 'refetched after two hours');
+    await cache.samlMetadata({ ...idp, sequence: '2' }, settings(), fetch);
+    assert.equal(hits.saml, 3, 'a changed provider reads its metadata afresh');
+
+    headers.saml = 'no-store';
+    await cache.samlMetadata({ ...idp, sequence: '3' }, settings(), fetch);
+    clock += MINUTE - 1;
+    await cache.samlMetadata({ ...idp, sequence: '3' }, settings(), fetch);
+    assert.equal(hits.saml, 4, 'no-store is still kept a minute');
+
+    samlStatus = 503;
+    const failing = { ...idp, sequence: '4' };
+    for (let i = 0; i < 2; i++)
+      await assert.rejects(cache.samlMetadata(failing, settings(), fetch), (err: unknown) => err instanceof UpstreamError && err.reason === 'unreachable');
+    assert.equal(hits.saml, 6, 'each sign-in tries again');
+    samlStatus = 200;
+    await cache.samlMetadata(failing, settings(), fetch);
+    assert.equal(hits.saml, 7);
+  });
+
+  test('metadata given as XML is read without any fetch; unusable XML fails as invalid', async () => {
+    const cache = upstreamCache({ now: () => clock });
+    const xml = await (await fetch(`${issuer}/saml/metadata`)).text();
+    const given = await cache.samlMetadata(idp, { metadata: { base64: Buffer.from(xml).toString('base64') } }, fetch);
+    assert.equal(given.entityId, `${issuer}/saml`);
+    assert.equal(hits.saml, 1, 'only the test read it');
+    await assert.rejects(
+      cache.samlMetadata(idp, { metadata: { base64: Buffer.from('<x/>').toString('base64') } }, fetch),
+      (err: unknown) => err instanceof UpstreamError && err.reason === 'invalid',
+    );
   });
 });

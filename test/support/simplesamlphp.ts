@@ -33,6 +33,8 @@ export interface OurSp {
   signsRequests: boolean;
   /** The NameID format its metadata names (SimpleSAMLphp answers that one); persistent when left out. */
   nameIdFormat?: string;
+  /** SimpleSAMLphp encrypts its assertions to the certificate (1.19: AES-128-CBC, the key wrapped with RSA-OAEP MGF1-SHA1). */
+  encryptsAssertions?: boolean;
 }
 
 export interface SimpleSamlPhp {
@@ -119,6 +121,7 @@ export async function prepareSimpleSamlPhp(users: SamlIdpUser[]): Promise<Simple
         NameIDFormat: sp.nameIdFormat ?? 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
         'simplesaml.nameidattribute': 'UserName',
         'sign.assertion': true,
+        'assertion.encryption': sp.encryptsAssertions === true,
       })};\n`,
     );
   const log = () => (existsSync(join(dir, 'log', 'simplesamlphp.log')) ? readFileSync(join(dir, 'log', 'simplesamlphp.log'), 'utf8') : '');

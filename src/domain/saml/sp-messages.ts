@@ -1,3 +1,4 @@
+import { DECRYPTION_ALGORITHMS } from '../../security/saml-decryption.ts';
 import { BINDINGS } from './metadata.ts';
 import { SAML_NS, escapeXml as x } from './xml.ts';
 
@@ -19,10 +20,30 @@ export function spEndpoints(issuer: string, idpId: string): SpEndpoints {
 
 const instant = (date: Date) => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-/** The SP's metadata: its signing certificate (base64 DER), the ACS on HTTP-POST, the NameID format it asks for. */
+/**
+ * The encryption methods the SP takes, preferred first (Metadata 2.4.1.1):
+ * IdPs that read them (Shibboleth) pick GCM; CBC for those that only write
+ * it (SimpleSAMLphp, ADFS), RSA-OAEP for the key (src/security/saml-decryption.ts).
+ */
+const ENCRYPTION_METHODS = [
+  DECRYPTION_ALGORITHMS.aes256Gcm,
+  DECRYPTION_ALGORITHMS.aes128Gcm,
+  DECRYPTION_ALGORITHMS.aes256Cbc,
+  DECRYPTION_ALGORITHMS.aes128Cbc,
+  DECRYPTION_ALGORITHMS.rsaOaep,
+  DECRYPTION_ALGORITHMS.rsaOaepMgf1p,
+];
+
+/**
+ * The SP's metadata: its certificate (base64 DER), for signing and for
+ * encryption (one key per provider), the ACS on HTTP-POST, the NameID
+ * format it asks for.
+ */
 export function spMetadataXml(sp: SpEndpoints, certificate: string, authnRequestsSigned: boolean, nameIdFormat: string): string {
+  const keyInfo = `<ds:KeyInfo xmlns:ds="${SAML_NS.dsig}"><ds:X509Data><ds:X509Certificate>${certificate}</ds:X509Certificate></ds:X509Data></ds:KeyInfo>`;
+  const methods = ENCRYPTION_METHODS.map((algorithm) => `<md:EncryptionMethod Algorithm="${algorithm}"/>`).join('');
   return `<?xml version="1.0" encoding="UTF-8"?>
-<md:EntityDescriptor xmlns:md="${SAML_NS.metadata}" entityID="${x(sp.entityId)}"><md:SPSSODescriptor AuthnRequestsSigned="${authnRequestsSigned}" WantAssertionsSigned="true" protocolSupportEnumeration="${SAML_NS.protocol}"><md:KeyDescriptor use="signing"><ds:KeyInfo xmlns:ds="${SAML_NS.dsig}"><ds:X509Data><ds:X509Certificate>${certificate}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor><md:NameIDFormat>${x(nameIdFormat)}</md:NameIDFormat><md:AssertionConsumerService Binding="${BINDINGS.post}" Location="${x(sp.acs)}" index="0" isDefault="true"/></md:SPSSODescriptor></md:EntityDescriptor>`;
+<md:EntityDescriptor xmlns:md="${SAML_NS.metadata}" entityID="${x(sp.entityId)}"><md:SPSSODescriptor AuthnRequestsSigned="${authnRequestsSigned}" WantAssertionsSigned="true" protocolSupportEnumeration="${SAML_NS.protocol}"><md:KeyDescriptor use="signing">${keyInfo}</md:KeyDescriptor><md:KeyDescriptor use="encryption">${keyInfo}${methods}</md:KeyDescriptor><md:NameIDFormat>${x(nameIdFormat)}</md:NameIDFormat><md:AssertionConsumerService Binding="${BINDINGS.post}" Location="${x(sp.acs)}" index="0" isDefault="true"/></md:SPSSODescriptor></md:EntityDescriptor>`;
 }
 
 export interface AuthnRequestInput {

@@ -1,3 +1,5 @@
+import type { KeyObject } from 'node:crypto';
+import { decryptParts, encryptedParts } from '../../security/saml-decryption.ts';
 import { verifiedMessage } from '../../security/saml-signatures.ts';
 import { STATUS } from './messages.ts';
 import { MESSAGE_LIMITS, SAML_NS, SamlRefused, children, isElement, onlyChild, parseStrictXml, textOf } from './xml.ts';
@@ -6,8 +8,10 @@ import { MESSAGE_LIMITS, SAML_NS, SamlRefused, children, isElement, onlyChild, p
 // Profiles 4.1.4.2-4.1.4.5). The Response or its one Assertion must carry
 // the IdP's signature; only the signed element is read, from the bytes the
 // signature covers (src/security/saml-signatures.ts), so content wrapped
-// around or beside it is never looked at. Encrypted assertions are not
-// taken.
+// around or beside it is never looked at. An encrypted assertion must be
+// signed itself, whatever signs the Response: the encryption's integrity is
+// not the IdP's word (CBC is malleable, and anyone can encrypt to our
+// certificate), so the decrypted assertion carries its own signature.
 
 /** Clock difference tolerated on NotBefore and NotOnOrAfter. */
 export const CLOCK_SKEW_SECONDS = 60;
@@ -20,6 +24,8 @@ export interface ResponseExpectations {
   entityId: string;
   /** Our ACS: the Destination and the Recipient. */
   acs: string;
+  /** The provider's own private key, the one its SP metadata offers for encryption; asked for only when an assertion is encrypted. */
+  decryptionKey(): KeyObject;
   now?: Date;
 }
 
@@ -51,15 +57,45 @@ function statusOf(response: Element): string {
   return code?.getAttribute('Value') ?? '';
 }
 
-/** The one Assertion of `parent`; an EncryptedAssertion or none is refused. */
-function oneAssertion(parent: Element): Element {
-  if (children(parent, SAML_NS.assertion, 'EncryptedAssertion').length) throw new SamlRefused('encrypted assertions are not accepted');
-  const assertions = children(parent, SAML_NS.assertion, 'Assertion');
-  if (assertions.length !== 1) throw new SamlRefused('the response must carry exactly one assertion');
-  return assertions[0]!;
+const reparse = (signed: string) => parseStrictXml(signed, MESSAGE_LIMITS);
+
+/**
+ * One refusal for everything that can go wrong once the private key is used
+ * (src/security/saml-decryption.ts): unwrapping, decrypting, the
+ * plaintext's XML and its signature all fail alike, so that no answer
+ * tells an attacker more than "no".
+ */
+export const UNDECRYPTABLE = 'the encrypted assertion could not be decrypted, or it holds no assertion signed by the identity provider';
+
+/** The assertion an EncryptedAssertion holds, read from the bytes its own signature covers. */
+function decryptedAssertion(encrypted: Element, expected: ResponseExpectations): Element {
+  const parts = encryptedParts(encrypted);
+  const key = expected.decryptionKey();
+  try {
+    const plaintext = decryptParts(parts, key);
+    const assertion = parseStrictXml(plaintext, MESSAGE_LIMITS);
+    if (!isElement(assertion, SAML_NS.assertion, 'Assertion')) throw new Error('not an assertion');
+    return reparse(verifiedMessage(plaintext, assertion, expected.certificates));
+  } catch {
+    throw new SamlRefused(UNDECRYPTABLE);
+  }
 }
 
-const reparse = (signed: string) => parseStrictXml(signed, MESSAGE_LIMITS);
+/**
+ * The one Assertion or EncryptedAssertion of `response`, as read from signed
+ * bytes: the response's signature covers a plain assertion when
+ * `responseSigned`; otherwise the assertion's own must.
+ */
+function signedAssertion(xml: string, response: Element, responseSigned: boolean, expected: ResponseExpectations): Element {
+  const encrypted = children(response, SAML_NS.assertion, 'EncryptedAssertion');
+  const plain = children(response, SAML_NS.assertion, 'Assertion');
+  if (encrypted.length + plain.length !== 1) throw new SamlRefused('the response must carry exactly one assertion');
+  if (encrypted.length) return decryptedAssertion(encrypted[0]!, expected);
+  const assertion = plain[0]!;
+  if (responseSigned) return assertion;
+  if (!children(assertion, SAML_NS.dsig, 'Signature').length) throw new SamlRefused('neither the response nor the assertion is signed');
+  return reparse(verifiedMessage(xml, assertion, expected.certificates));
+}
 
 function attributesOf(assertion: Element): Record<string, string[]> {
   const attributes: Record<string, string[]> = {};
@@ -133,11 +169,7 @@ export function readSamlResponse(xml: string, expected: ResponseExpectations): S
   const destination = attribute(response, 'Destination');
   if (destination !== null && destination !== expected.acs) throw new SamlRefused('the response’s Destination is not this service’s ACS');
   if (responseSigned && destination === null) throw new SamlRefused('a signed response must name its Destination');
-  let assertion = oneAssertion(response);
-  if (!responseSigned) {
-    if (!children(assertion, SAML_NS.dsig, 'Signature').length) throw new SamlRefused('neither the response nor the assertion is signed');
-    assertion = reparse(verifiedMessage(xml, assertion, expected.certificates));
-  }
+  const assertion = signedAssertion(xml, response, responseSigned, expected);
   checkIssuer(response, expected, false);
   checkIssuer(assertion, expected, true);
   const subject = onlyChild(assertion, SAML_NS.assertion, 'Subject');
