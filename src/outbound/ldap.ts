@@ -30,15 +30,21 @@ export interface LdapDirectory {
 
 const bare = (host: string) => host.replace(/^\[(.*)\]$/, '$1');
 
-/** ldapts's socket factories: host names through the checked lookup (address literals are checked before, in withServer). */
-function connectors(privateAllowed: boolean) {
+/**
+ * ldapts's socket factories: host names through the checked lookup (address
+ * literals are checked before, in exchange); TLS, ldaps:// and StartTLS
+ * alike, trusts the provider's `rootCa` alone when it has one (Node's `ca`
+ * replaces its default CAs), and checks the server's name either way.
+ */
+function connectors(privateAllowed: boolean, rootCa: string | undefined) {
   const lookup = checkedLookup(privateAllowed);
+  const trust = rootCa ? { ca: rootCa } : {};
   const createConnection = ((port: number, host: string) => net.connect({ port, host: bare(host), lookup })) as unknown as typeof net.connect;
   const createSecureConnection = ((portOrUpgrade: number | tls.ConnectionOptions, host?: string, options?: tls.ConnectionOptions) => {
     // StartTLS wraps the socket opened (and checked) above.
-    if (typeof portOrUpgrade === 'object') return tls.connect(portOrUpgrade);
+    if (typeof portOrUpgrade === 'object') return tls.connect({ ...portOrUpgrade, ...trust });
     const address = bare(host ?? '');
-    return tls.connect({ ...options, port: portOrUpgrade, host: address, lookup, ...(net.isIP(address) ? {} : { servername: address }) });
+    return tls.connect({ ...options, ...trust, port: portOrUpgrade, host: address, lookup, ...(net.isIP(address) ? {} : { servername: address }) });
   }) as unknown as typeof tls.connect;
   return { createConnection, createSecureConnection };
 }
@@ -99,7 +105,7 @@ async function exchange<T>(server: string, settings: LdapSettings, privateAllowe
   // A socket connects to an address literal without a lookup: it is checked here.
   const refusal = net.isIP(host) ? addressRefusal(host, privateAllowed) : undefined;
   if (refusal) throw new OutboundRefused(host, refusal);
-  const client = new Client({ url: server, timeout: settings.timeoutMs, connectTimeout: settings.timeoutMs, ...connectors(privateAllowed) });
+  const client = new Client({ url: server, timeout: settings.timeoutMs, connectTimeout: settings.timeoutMs, ...connectors(privateAllowed, settings.rootCa) });
   const run = (async () => {
     if (settings.startTls && server.startsWith('ldap:')) await client.startTLS({ host, ...(net.isIP(host) ? {} : { servername: host }) });
     return work(client);

@@ -69,6 +69,39 @@ function seedLdif(people: LdapPerson[]): string {
   return `${entries.map((lines) => lines.join('\n')).join('\n\n')}\n`;
 }
 
+/**
+ * A self-signed P-256 certificate for 127.0.0.1 and localhost, written as
+ * cert.pem and key.pem into `dir`: slapd's own, or another that is not
+ * slapd's (a wrong CA).
+ */
+export function selfSignedCertificate(dir: string, commonName: string): { certificatePem: string; keyPem: string } {
+  const cert = spawnSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${commonName}`,
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ],
+    { encoding: 'utf8' },
+  );
+  if (cert.status !== 0) throw new Error(`openssl: ${cert.stderr}`);
+  return { certificatePem: readFileSync(join(dir, 'cert.pem'), 'utf8'), keyPem: readFileSync(join(dir, 'key.pem'), 'utf8') };
+}
+
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ port, host: '127.0.0.1' });
@@ -86,30 +119,7 @@ export async function startSlapd(people: LdapPerson[]): Promise<Slapd> {
   mkdirSync(data);
   const [port, tlsPort] = [await freePort(), await freePort()];
   const adminPassword = 'Directory-Admin-1';
-  const cert = spawnSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-    ],
-    { encoding: 'utf8' },
-  );
-  if (cert.status !== 0) throw new Error(`openssl: ${cert.stderr}`);
+  selfSignedCertificate(dir, 'localhost');
   writeFileSync(
     join(dir, 'slapd.conf'),
     `include /etc/ldap/schema/core.schema
