@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import tls from 'node:tls';
 import { Client, InvalidCredentialsError, ResultCodeError, SizeLimitExceededError, type Entry } from 'ldapts';
@@ -165,6 +166,30 @@ async function findEntry(client: Client, settings: LdapSettings, loginName: stri
   }
 }
 
+// Random per process, so no one can add an entry of that name to a directory ahead of time.
+const DECOY = `portcullis-no-entry-${randomBytes(12).toString('hex')}`;
+
+/**
+ * A DN no directory holds: a random value under the search base, named by
+ * the first of `userFilters` like a user's. A name that finds no entry binds
+ * as it, so the directory's answer comes after a search and a bind as for a
+ * wrong password, and its timing does not tell which names exist
+ * (docs/decisions.md, "LDAP unknown names").
+ */
+function decoyDnOf(settings: LdapSettings): string {
+  return `${settings.userFilters[0] ?? 'cn'}=${DECOY},${searchBaseOf(settings)}`;
+}
+
+/** The bind of a name that found no entry: its answer is always a refusal, whatever the directory says (a socket failure aside, as for any bind). */
+async function decoyBind(client: Client, settings: LdapSettings, password: string): Promise<LdapSignIn> {
+  try {
+    await client.bind(decoyDnOf(settings), password);
+  } catch (err) {
+    if (!(err instanceof ResultCodeError)) throw err;
+  }
+  return { refused: true };
+}
+
 export function ldapDirectory(privateAllowed: boolean): LdapDirectory {
   return {
     async check(settings, bindPassword) {
@@ -176,7 +201,7 @@ export function ldapDirectory(privateAllowed: boolean): LdapDirectory {
       return withServer(settings, privateAllowed, async (client): Promise<LdapSignIn> => {
         await serviceBind(client, settings, bindPassword);
         const entry = await findEntry(client, settings, loginName);
-        if (!entry) return { refused: true };
+        if (!entry) return decoyBind(client, settings, password);
         try {
           await client.bind(entry.dn, password);
         } catch (err) {

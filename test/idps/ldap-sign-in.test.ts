@@ -290,6 +290,64 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
     assert.ok(!world.server.logText().includes('not-his-password'), 'no password logged');
   });
 
+  /**
+   * What the directory saw of the sign-in that searched this name (slapd's
+   * stats log): each operation of that connection, its DN and result.
+   */
+  function operationsOf(log: string, loginName: string): Array<{ op: string; dn?: string; err?: string; entries?: string }> | undefined {
+    const lines = log.split('\n');
+    const search = lines.findLast((line) => line.includes(' SRCH base=') && line.includes(`(uid=${loginName})`));
+    const conn = search && /conn=(\d+) /.exec(search)?.[1];
+    if (!conn) return undefined;
+    const ops = new Map<string, { op: string; dn?: string; err?: string; entries?: string }>();
+    for (const line of lines) {
+      const m = new RegExp(`conn=${conn} op=(\\d+) (.*)$`).exec(line);
+      if (!m) continue;
+      const [, n, rest] = m as unknown as [string, string, string];
+      if (rest.startsWith('UNBIND')) continue;
+      const op = ops.get(n) ?? { op: rest.split(' ')[0]! };
+      ops.set(n, op);
+      const dn = /^BIND dn="([^"]*)" method=/.exec(rest)?.[1];
+      if (dn !== undefined) op.dn = dn;
+      const result = /RESULT .*err=(\d+)/.exec(rest);
+      if (result) op.err = result[1];
+      const entries = /nentries=(\d+)/.exec(rest)?.[1];
+      if (entries) op.entries = entries;
+    }
+    return [...ops.values()];
+  }
+
+  test('an unknown name binds as well, as a DN no entry has: the directory sees what a wrong password makes it do, the form answers the same page and status', async (t) => {
+    const page = await freshPage(t);
+    await ldapForm(page);
+    const attempts = [
+      ['adam', 'not-his-password'],
+      ['nobody', 'Some-Pass-1'],
+      ['nobody-else', 'Other-Pass-1'],
+    ] as const;
+    const answers = [];
+    for (const [name, password] of attempts) {
+      const status = await submit(page, name, password);
+      answers.push({ status, text: await mainText(page), stillTheForm: await page.locator('#password').count() });
+    }
+    assert.match(answers[0]!.text, /The login name or password is wrong\./);
+    assert.deepEqual(answers[1], answers[0]);
+    assert.deepEqual(answers[2], answers[0]);
+
+    const finished = (log: string) => attempts.every(([name]) => operationsOf(log, name)?.at(-1)?.err !== undefined);
+    const log = await slapd.waitForLog(finished);
+    const [wrong, unknown, other] = attempts.map(([name]) => operationsOf(log, name)!);
+    // StartTLS, the service bind, the search, the user's bind: refused.
+    const shape = (ops: typeof wrong) => ops!.map(({ op, err }) => `${op} ${err}`);
+    assert.deepEqual(shape(wrong), ['EXT 0', 'BIND 0', 'SRCH 0', 'BIND 49']);
+    assert.deepEqual(shape(unknown), shape(wrong));
+    assert.deepEqual(shape(other), shape(wrong));
+    assert.deepEqual([wrong!.at(-2)!.entries, unknown!.at(-2)!.entries], ['1', '0']);
+    assert.equal(wrong!.at(-1)!.dn, `uid=adam,${PEOPLE_DN}`);
+    assert.match(unknown!.at(-1)!.dn!, new RegExp(`^uid=portcullis-no-entry-[0-9a-f]{24},${PEOPLE_DN}$`));
+    assert.equal(other!.at(-1)!.dn, unknown!.at(-1)!.dn, 'one DN for every unknown name');
+  });
+
   test('filter injection: *, wildcards and parentheses in the name match nobody; a name made of them signs in as typed', async (t) => {
     const page = await freshPage(t);
     const flow = await ldapForm(page);
@@ -466,13 +524,13 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
     assert.ok(!log.includes('Adam-Ldap-Pass1') && !log.includes(slapd.adminPassword), 'no password logged');
   });
 
-  test('wrong passwords count against the client address: past the limit, the 429 page, for right ones too', async (t) => {
+  test('wrong passwords and unknown names count against the client address: past the limit, the 429 page, for right ones too', async (t) => {
     const page = await freshPage(t);
     await ldapForm(page);
     // More than 16 failures within the window block the address; earlier tests of this file failed a few times already.
     for (let attempts = 1; (await page.locator('#password').count()) > 0; attempts++) {
       assert.ok(attempts <= 17, 'the limit is reached');
-      await submit(page, 'adam', `wrong-${attempts}`);
+      await submit(page, attempts % 2 ? 'adam' : `nobody-${attempts}`, `wrong-${attempts}`);
     }
     assert.match(await mainText(page), /Too many failed sign-in attempts/);
     await ldapForm(page);

@@ -36,6 +36,10 @@ export interface Slapd {
   adminPassword: string;
   /** The self-signed certificate (PEM) the server presents, for 127.0.0.1 and localhost. */
   certificatePem: string;
+  /** slapd's statistics log (connections, operations, results: loglevel stats) since it was started. */
+  log(): string;
+  /** Waits until the log says what `seen` looks for (slapd writes a line as it handles the operation, not before it answers). */
+  waitForLog(seen: (log: string) => boolean): Promise<string>;
   start(): Promise<void>;
   stop(): Promise<void>;
   /** Stops it and removes its folder. */
@@ -144,18 +148,28 @@ directory ${data}
 
   let child: ChildProcess | undefined;
   let exited: Promise<unknown> = Promise.resolve();
+  let output = '';
   const slapd: Slapd = {
     ldapUrl: `ldap://127.0.0.1:${port}`,
     ldapsUrl: `ldaps://127.0.0.1:${tlsPort}`,
     adminPassword,
     certificatePem: readFileSync(join(dir, 'cert.pem'), 'utf8'),
+    log: () => output,
+    async waitForLog(seen) {
+      const deadline = Date.now() + 10_000;
+      while (!seen(output)) {
+        if (Date.now() > deadline) throw new Error(`slapd never logged it; its log:\n${output.slice(-4000)}`);
+        await sleep(20);
+      }
+      return output;
+    },
     async start() {
-      // -d keeps slapd in the foreground, so it ends with the test.
-      const proc = spawn(SLAPD, ['-f', join(dir, 'slapd.conf'), '-h', `ldap://127.0.0.1:${port}/ ldaps://127.0.0.1:${tlsPort}/`, '-d', '0'], {
+      // -d keeps slapd in the foreground, so it ends with the test; 256 is loglevel stats, one line per operation and result.
+      const proc = spawn(SLAPD, ['-f', join(dir, 'slapd.conf'), '-h', `ldap://127.0.0.1:${port}/ ldaps://127.0.0.1:${tlsPort}/`, '-d', '256'], {
         stdio: ['ignore', 'ignore', 'pipe'],
       });
       child = proc;
-      let output = '';
+      output = '';
       proc.stderr?.on('data', (chunk) => {
         output += String(chunk);
       });
