@@ -60,7 +60,7 @@ export function ldapLoginStep(
     const locked =
       'identity' in answer
         ? await linkedUserLocked(deps.db, login.idp.id, answer.identity.id)
-        : answer.entryId !== undefined && (await countDirectoryRefusal(deps.db, login.idp.id, answer.entryId, deps.announce));
+        : await countDirectoryRefusal(deps.db, login.idp.id, answer.entryId, deps.announce);
     if (!('identity' in answer) || locked) {
       await deps.throttle?.failed(deps.throttle.addressOf(ctx.req));
       deps.events.failed(ctx, 'login_failed', locked);

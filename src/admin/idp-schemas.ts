@@ -1,4 +1,5 @@
 import { upstreamUrlViolations, type IdpKind } from '../domain/idps.ts';
+import { ldapRootCaViolations } from '../domain/ldap-root-ca.ts';
 import { samlViolations } from '../domain/saml/sp-metadata-rule.ts';
 
 /** The bodies of `…/idps/…` and `…/policies/login/idps` (docs/api/idps.md). */
@@ -32,9 +33,14 @@ export function idpSchema(kind: IdpKind, change: boolean): object {
   };
 }
 
-/** Rules a schema cannot say: the URL fields (an LDAP provider's servers too) must be usable upstream addresses; a SAML provider's metadata must be an IdP's. */
+/**
+ * Rules a schema cannot say: the URL fields (an LDAP provider's servers
+ * too) must be usable upstream addresses; an LDAP provider's `rootCa` must
+ * be certificates; a SAML provider's metadata must be an IdP's.
+ */
 export const idpRule = (kind: IdpKind) => (body: Record<string, unknown>) => [
   ...upstreamUrlViolations(body),
+  ...(kind.name === 'ldap' ? ldapRootCaViolations(body) : []),
   ...(kind.name === 'saml' ? samlViolations(body) : []),
 ];
 

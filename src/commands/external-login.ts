@@ -154,9 +154,13 @@ export async function linkExternal(db: Database, user: { id: string; orgId: stri
  * of its own, under its org's lockout policy (docs/idps.md, LDAP). Answers
  * whether that user is locked now, or was already: its sign-ins then get
  * the wrong-password answer whatever the password, as a local one's do.
+ * A name that named no entry (`entryId` undefined) counts nowhere, but
+ * looks a link up all the same, so that the answer's timing does not tell
+ * it from a known name (docs/decisions.md, "LDAP unknown names").
  */
-export async function countDirectoryRefusal(db: Database, idpId: string, entryId: string, onLockChange: () => void): Promise<boolean> {
-  const user = await linkedUser(db, idpId, entryId);
+export async function countDirectoryRefusal(db: Database, idpId: string, entryId: string | undefined, onLockChange: () => void): Promise<boolean> {
+  // No identity has an empty id (identityOf refuses one), so the lookup finds nothing.
+  const user = await linkedUser(db, idpId, entryId ?? '');
   if (!user || user.state === 'inactive') return false;
   if (user.state === 'locked') return true;
   return (await countFailedPassword(db, user, onLockChange)) === 'locked';

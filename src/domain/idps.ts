@@ -190,8 +190,8 @@ const LDAP: IdpKind = {
   required: LDAP_REQUIRED,
   defaults: LDAP_DEFAULTS,
   upstream: (config) => ({ protocol: 'ldap', ...ldapSettingsOf(config) }),
-  // The bind password goes to these servers, encrypted or not as startTls says.
-  secretDestination: (config) => JSON.stringify([list(config, 'servers'), config.startTls === true]),
+  // The bind password goes to these servers, encrypted or not as startTls says, to whoever the trusted CAs vouch for.
+  secretDestination: (config) => JSON.stringify([list(config, 'servers'), config.startTls === true, config.rootCa ?? '']),
 };
 
 const SAML: IdpKind = {

@@ -32,6 +32,8 @@ export interface LdapSettings {
   userFilters: string[];
   timeoutMs: number;
   attributes: LdapAttributes;
+  /** PEM certificates that alone are trusted for the servers' TLS; undefined: Node's trusted CAs. */
+  rootCa?: string;
 }
 
 /** RFC 4512 1.4: an attribute description is a descriptor (keystring) or a numeric OID. */
@@ -73,6 +75,7 @@ export const LDAP_PROPERTIES: Record<string, object> = {
     pattern: '^(?:[1-9]|[1-5][0-9]|60)s$',
     description: 'must be a duration of 1 to 60 whole seconds, like "5s"',
   },
+  rootCa: { type: 'string', minLength: 1, maxLength: 65536 },
   attributes: {
     type: 'object',
     additionalProperties: false,
@@ -133,6 +136,7 @@ export function ldapSettingsOf(config: Record<string, unknown>): LdapSettings {
     userFilters: strings('userFilters'),
     timeoutMs: Number.parseInt(String(config.timeout ?? LDAP_DEFAULTS.timeout), 10) * 1000,
     attributes: (config.attributes ?? { idAttribute: '' }) as LdapAttributes,
+    ...(typeof config.rootCa === 'string' && config.rootCa ? { rootCa: config.rootCa } : {}),
   };
 }
 

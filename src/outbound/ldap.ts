@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import tls from 'node:tls';
 import { Client, InvalidCredentialsError, ResultCodeError, SizeLimitExceededError, type Entry } from 'ldapts';
@@ -30,15 +31,21 @@ export interface LdapDirectory {
 
 const bare = (host: string) => host.replace(/^\[(.*)\]$/, '$1');
 
-/** ldapts's socket factories: host names through the checked lookup (address literals are checked before, in withServer). */
-function connectors(privateAllowed: boolean) {
+/**
+ * ldapts's socket factories: host names through the checked lookup (address
+ * literals are checked before, in exchange); TLS, ldaps:// and StartTLS
+ * alike, trusts the provider's `rootCa` alone when it has one (Node's `ca`
+ * replaces its default CAs), and checks the server's name either way.
+ */
+function connectors(privateAllowed: boolean, rootCa: string | undefined) {
   const lookup = checkedLookup(privateAllowed);
+  const trust = rootCa ? { ca: rootCa } : {};
   const createConnection = ((port: number, host: string) => net.connect({ port, host: bare(host), lookup })) as unknown as typeof net.connect;
   const createSecureConnection = ((portOrUpgrade: number | tls.ConnectionOptions, host?: string, options?: tls.ConnectionOptions) => {
     // StartTLS wraps the socket opened (and checked) above.
-    if (typeof portOrUpgrade === 'object') return tls.connect(portOrUpgrade);
+    if (typeof portOrUpgrade === 'object') return tls.connect({ ...portOrUpgrade, ...trust });
     const address = bare(host ?? '');
-    return tls.connect({ ...options, port: portOrUpgrade, host: address, lookup, ...(net.isIP(address) ? {} : { servername: address }) });
+    return tls.connect({ ...options, ...trust, port: portOrUpgrade, host: address, lookup, ...(net.isIP(address) ? {} : { servername: address }) });
   }) as unknown as typeof tls.connect;
   return { createConnection, createSecureConnection };
 }
@@ -99,7 +106,7 @@ async function exchange<T>(server: string, settings: LdapSettings, privateAllowe
   // A socket connects to an address literal without a lookup: it is checked here.
   const refusal = net.isIP(host) ? addressRefusal(host, privateAllowed) : undefined;
   if (refusal) throw new OutboundRefused(host, refusal);
-  const client = new Client({ url: server, timeout: settings.timeoutMs, connectTimeout: settings.timeoutMs, ...connectors(privateAllowed) });
+  const client = new Client({ url: server, timeout: settings.timeoutMs, connectTimeout: settings.timeoutMs, ...connectors(privateAllowed, settings.rootCa) });
   const run = (async () => {
     if (settings.startTls && server.startsWith('ldap:')) await client.startTLS({ host, ...(net.isIP(host) ? {} : { servername: host }) });
     return work(client);
@@ -159,6 +166,30 @@ async function findEntry(client: Client, settings: LdapSettings, loginName: stri
   }
 }
 
+// Random per process, so no one can add an entry of that name to a directory ahead of time.
+const DECOY = `portcullis-no-entry-${randomBytes(12).toString('hex')}`;
+
+/**
+ * A DN no directory holds: a random value under the search base, named by
+ * the first of `userFilters` like a user's. A name that finds no entry binds
+ * as it, so the directory's answer comes after a search and a bind as for a
+ * wrong password, and its timing does not tell which names exist
+ * (docs/decisions.md, "LDAP unknown names").
+ */
+function decoyDnOf(settings: LdapSettings): string {
+  return `${settings.userFilters[0] ?? 'cn'}=${DECOY},${searchBaseOf(settings)}`;
+}
+
+/** The bind of a name that found no entry: its answer is always a refusal, whatever the directory says (a socket failure aside, as for any bind). */
+async function decoyBind(client: Client, settings: LdapSettings, password: string): Promise<LdapSignIn> {
+  try {
+    await client.bind(decoyDnOf(settings), password);
+  } catch (err) {
+    if (!(err instanceof ResultCodeError)) throw err;
+  }
+  return { refused: true };
+}
+
 export function ldapDirectory(privateAllowed: boolean): LdapDirectory {
   return {
     async check(settings, bindPassword) {
@@ -170,7 +201,7 @@ export function ldapDirectory(privateAllowed: boolean): LdapDirectory {
       return withServer(settings, privateAllowed, async (client): Promise<LdapSignIn> => {
         await serviceBind(client, settings, bindPassword);
         const entry = await findEntry(client, settings, loginName);
-        if (!entry) return { refused: true };
+        if (!entry) return decoyBind(client, settings, password);
         try {
           await client.bind(entry.dn, password);
         } catch (err) {

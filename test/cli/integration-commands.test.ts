@@ -6,6 +6,7 @@ import { run } from '../../cli/portcullis.ts';
 import type { Io } from '../../cli/output.ts';
 import { insertPat, tempDir, testServer, type TestServer } from '../support/server.ts';
 import { handSp } from '../saml/support.ts';
+import { ADMIN_DN, needsSlapd, startSlapd, SUFFIX } from '../support/slapd.ts';
 
 // docs/cli.md: identity providers (from a JSON file, never echoing the
 // secret), the login page's list of them, action targets (the signing key
@@ -137,6 +138,46 @@ describe('identity providers', () => {
     assert.equal(JSON.parse((await cli('list-idps', '--org', orgId, '--json')).stdout).result.length, 0, 'nothing stored');
     const noIdp = await cli('get-idp', '--org', orgId);
     assert.equal(noIdp.code, 2);
+  });
+
+  test("an LDAP provider's rootCa passes through: the directory's own certificate is trusted for it alone; a private key is refused naming it", {
+    skip: needsSlapd,
+  }, async (t) => {
+    const slapd = await startSlapd([]);
+    t.after(() => slapd.close());
+    await slapd.start();
+    const body = {
+      name: 'Directory',
+      servers: [slapd.ldapsUrl],
+      baseDn: SUFFIX,
+      bindDn: ADMIN_DN,
+      bindPassword: slapd.adminPassword,
+      userBase: 'ou=people',
+      userObjectClasses: ['inetOrgPerson'],
+      userFilters: ['uid'],
+      attributes: { idAttribute: 'uid' },
+    };
+    // Nothing but rootCa makes this process trust the directory's self-signed certificate.
+    const untrusted = await cli('create-idp', '--instance', '--kind', 'ldap', '--file', file('ldap-untrusted.json', JSON.stringify(body)));
+    assert.equal(untrusted.code, 1);
+    assert.match(untrusted.stderr, /servers: the bind failed: .*TLS failed/);
+    const created = await cli(
+      'create-idp',
+      '--instance',
+      '--kind',
+      'ldap',
+      '--file',
+      file('ldap.json', JSON.stringify({ ...body, rootCa: slapd.certificatePem })),
+    );
+    assert.equal(created.code, 0, created.stderr);
+    const shown = await cli('get-idp', '--instance', '--idp', idOf(created));
+    assert.match(shown.stdout, /^rootCa: -----BEGIN CERTIFICATE-----$/m);
+    assert.equal((await cli('remove-idp', '--instance', '--idp', idOf(created))).code, 0);
+
+    const withKey = { ...body, rootCa: `${slapd.certificatePem}-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n` };
+    const refused = await cli('create-idp', '--instance', '--kind', 'ldap', '--file', file('ldap-key.json', JSON.stringify(withKey)));
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /^ {2}rootCa: must not hold a private key$/m);
   });
 });
 

@@ -3,7 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { landedOn, needsChromium } from '../support/browser.ts';
 import { assertAccessible, rowsAre, shoot, startConsoleScene, type ConsoleScene } from '../support/console.ts';
-import { freePort } from '../support/server.ts';
+import { freePort, tempDir } from '../support/server.ts';
+import { selfSignedCertificate } from '../support/slapd.ts';
 import { eventually } from '../support/tokens.ts';
 import { startUpstreamOp, type UpstreamOp } from '../support/upstream-op.ts';
 
@@ -121,7 +122,7 @@ describe('integrations in the console', { skip: needsChromium }, () => {
     assert.equal((await scene.admin('GET', `/admin/v1/idps/${id}`)).status, 404);
   });
 
-  it("offers an LDAP directory with its own fields (the bind password write-only, the attributes as a group); the directory's refusal stands at its field", async () => {
+  it('offers an LDAP directory with its own fields (the bind password write-only, the attributes as a group, the CA a PEM text); refusals stand at their fields', async () => {
     await page.getByRole('button', { name: 'New provider: Providers of the instance' }).click();
     const form = page.getByRole('form', { name: 'New provider: Providers of the instance' });
     await form.getByLabel('Kind of provider').selectOption({ label: 'LDAP directory' });
@@ -138,11 +139,22 @@ describe('integrations in the console', { skip: needsChromium }, () => {
     const attributes = form.getByRole('group', { name: 'Which attribute holds what' });
     await attributes.getByLabel('User ID').fill('uid');
     await attributes.getByLabel('Email', { exact: true }).fill('mail');
+    const { certificatePem, keyPem } = selfSignedCertificate(tempDir('portcullis-console-ca-'), 'Directory CA');
+    const rootCa = form.getByLabel('Trusted CA certificates (PEM)');
+    assert.equal(await rootCa.evaluate((field) => field.tagName), 'TEXTAREA');
+    await rootCa.fill(`${certificatePem}${keyPem}`);
     await assertAccessible(page, 'LDAP provider form');
     await form.getByRole('button', { name: 'Create' }).click();
-    // The API binds to check the settings: nobody listens, so it names the servers.
+    // A private key pasted along is refused before anything is sent to the directory.
     await form.locator('.field-error').first().waitFor();
-    assert.equal(await form.getByLabel('Servers (ldaps:// or ldap:// with StartTLS, separated by spaces)').getAttribute('aria-invalid'), 'true');
+    assert.equal(await rootCa.getAttribute('aria-invalid'), 'true');
+    assert.match(await form.innerText(), /must not hold a private key/);
+    await rootCa.fill(certificatePem);
+    await form.getByRole('button', { name: 'Create' }).click();
+    // The API binds to check the settings: nobody listens, so it names the servers.
+    const servers = form.getByLabel('Servers (ldaps:// or ldap:// with StartTLS, separated by spaces)');
+    assert.ok(await eventually(async () => (await servers.getAttribute('aria-invalid')) === 'true', 15_000), 'the servers are named');
+    assert.notEqual(await rootCa.getAttribute('aria-invalid'), 'true');
     assert.doesNotMatch(await form.innerText(), /bind-secret/);
     assert.equal((await scene.admin('POST', '/admin/v1/idps/_search', { body: {} })).body.result.length, 0);
     await nav('Identity providers').click();

@@ -14,13 +14,26 @@ import {
   type RelyingParty,
   type SignInWorld,
 } from '../support/browser.ts';
-import { freePort } from '../support/server.ts';
-import { ADMIN_DN, needsSlapd, PEOPLE as PEOPLE_DN, startRelay, startSlapd, SUFFIX, type LdapPerson, type Relay, type Slapd } from '../support/slapd.ts';
+import { freePort, tempDir } from '../support/server.ts';
+import {
+  ADMIN_DN,
+  needsSlapd,
+  PEOPLE as PEOPLE_DN,
+  selfSignedCertificate,
+  startRelay,
+  startSlapd,
+  SUFFIX,
+  type LdapPerson,
+  type Relay,
+  type Slapd,
+} from '../support/slapd.ts';
 import { signInWith, type StartedSignIn } from './support.ts';
 
 // docs/idps.md, LDAP: the ldap kind through the API, and signing in through
 // its form in Chromium against a real OpenLDAP slapd the test starts on
-// private ports (ldap:// with StartTLS, and ldaps://).
+// private ports (ldap:// with StartTLS, and ldaps://). The directory's
+// self-signed certificate is the providers' rootCa; the process trusts it
+// only in the test of that setup (NODE_EXTRA_CA_CERTS).
 
 const PEOPLE: LdapPerson[] = [
   {
@@ -59,6 +72,8 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
   let idpId: string;
   let oddUserId: string;
   const defaultCas = getCACertificates('default');
+  /** A CA that is not the directory's. */
+  const wrongCa = selfSignedCertificate(tempDir('portcullis-wrong-ca-'), 'Not the directory').certificatePem;
 
   function ldapBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
     return {
@@ -72,6 +87,7 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
       userObjectClasses: ['inetOrgPerson'],
       userFilters: ['uid', 'mail'],
       attributes: ATTRIBUTES,
+      rootCa: slapd.certificatePem,
       providerOptions: { isAutoCreation: true, isAutoUpdate: true },
       ...overrides,
     };
@@ -82,14 +98,12 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
   before(async () => {
     [world, rp, browser, slapd] = await Promise.all([
       // A low failure limit, so that the last test reaches it; the tests before it fail fewer times.
-      startSignInWorld({ AUTH_FAILURE_LIMIT: '12' }, { captureLog: true }),
+      startSignInWorld({ AUTH_FAILURE_LIMIT: '16' }, { captureLog: true }),
       startRelyingParty(),
       launchBrowser(),
       startSlapd(PEOPLE),
     ]);
     await slapd.start();
-    // The directory's self-signed certificate is trusted like a private CA in NODE_EXTRA_CA_CERTS would be.
-    setDefaultCACertificates([...defaultCas, slapd.certificatePem]);
     relay = await startRelay(slapd.ldapUrl);
     const app = await world.createApp({ name: 'Shop web', ...confidentialAppFor(rp) });
     config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
@@ -106,13 +120,18 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
     await world?.stop();
   });
 
-  test('the certificate of an ldaps:// server is checked: untrusted, the create is refused naming servers; trusted, it is taken', async () => {
-    setDefaultCACertificates(defaultCas);
-    const untrusted = await world.server.api('POST', '/admin/v1/idps/ldap', { body: ldapBody({ servers: [slapd.ldapsUrl], startTls: false }) });
-    setDefaultCACertificates([...defaultCas, slapd.certificatePem]);
-    assertInvalid(untrusted, ['servers']);
-    assert.match(untrusted.body.message, /TLS failed/);
-    const created = await world.server.api('POST', '/admin/v1/idps/ldap', { body: ldapBody({ name: 'LDAPS', servers: [slapd.ldapsUrl], startTls: false }) });
+  test("TLS trusts the provider's rootCa alone: without it, or with another CA, ldaps:// and StartTLS are refused naming servers; with it, taken", async () => {
+    const post = (body: Record<string, unknown>) => world.server.api('POST', '/admin/v1/idps/ldap', { body });
+    const ldaps = { servers: [slapd.ldapsUrl], startTls: false };
+    for (const tls of [ldaps, {}]) {
+      for (const rootCa of [undefined, wrongCa, `${wrongCa}${wrongCa}`]) {
+        const refused = await post(ldapBody({ ...tls, rootCa }));
+        assertInvalid(refused, ['servers']);
+        assert.match(refused.body.message, /the bind failed: 127\.0\.0\.1: TLS failed \((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)\)/);
+      }
+    }
+    // The directory's certificate among others: any of them may vouch for it.
+    const created = await post(ldapBody({ name: 'LDAPS', ...ldaps, rootCa: `${wrongCa}\n${slapd.certificatePem}` }));
     assert.equal(created.status, 200, created.text);
     assert.equal((await world.api('POST', '/management/v1/policies/login/idps', { idpId: created.body.id })).status, 200);
   });
@@ -141,6 +160,11 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
     assertInvalid(await world.server.api('PUT', `/admin/v1/idps/ldap/${idpId}`, { body: { ...withoutPassword, servers: [slapd.ldapsUrl], startTls: false } }), [
       'bindPassword',
     ]);
+    // Other trusted CAs are another destination too: whoever they vouch for would get the password.
+    assertInvalid(
+      await world.server.api('PUT', `/admin/v1/idps/ldap/${idpId}`, { body: { ...withoutPassword, rootCa: `${slapd.certificatePem}${wrongCa}` } }),
+      ['bindPassword'],
+    );
   });
 
   test('bad provider bodies are 400 naming every bad field, and nothing is stored', async () => {
@@ -166,6 +190,18 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
     assertInvalid(await post(ldapBody({ attributes: { idAttribute: 'uid', other: 'x' } })), ['attributes.other']);
     assertInvalid(await post(ldapBody({ attributes: { idAttribute: '(uid)' } })), ['attributes.idAttribute']);
     assertInvalid(await post(ldapBody({ clientSecret: 'x' })), ['clientSecret']);
+    const key = selfSignedCertificate(tempDir('portcullis-key-'), 'Key').keyPem;
+    for (const rootCa of [
+      'not a certificate',
+      key,
+      `${slapd.certificatePem}${key}`,
+      slapd.certificatePem.replace('END CERTIFICATE', 'END CERT'),
+      '',
+      'x'.repeat(65537),
+    ]) {
+      assertInvalid(await post(ldapBody({ rootCa })), ['rootCa']);
+    }
+    assert.match((await post(ldapBody({ rootCa: key }))).body.message, /rootCa must not hold a private key/);
     // The servers answer, but refuse the bind; nothing listens; an org's provider may not reach loopback.
     assertInvalid(await post(ldapBody({ bindPassword: 'wrong-password' })), ['bindPassword']);
     assertInvalid(await post(ldapBody({ servers: [`ldap://127.0.0.1:${await freePort()}`] })), ['servers']);
@@ -193,11 +229,16 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
     return started;
   }
 
-  async function submit(page: Page, loginName: string, password: string): Promise<void> {
+  /** Posts the provider's form; answers the status of the post. */
+  async function submit(page: Page, loginName: string, password: string): Promise<number> {
     await page.fill('#loginName', loginName);
     await page.fill('#password', password);
-    await page.click('button[type=submit]');
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname.includes('/ldap/')),
+      page.click('button[type=submit]'),
+    ]);
     await page.waitForLoadState();
+    return response.status();
   }
 
   const mainText = async (page: Page) => (await page.textContent('main')) ?? '';
@@ -249,6 +290,64 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
     assert.ok(!world.server.logText().includes('not-his-password'), 'no password logged');
   });
 
+  /**
+   * What the directory saw of the sign-in that searched this name (slapd's
+   * stats log): each operation of that connection, its DN and result.
+   */
+  function operationsOf(log: string, loginName: string): Array<{ op: string; dn?: string; err?: string; entries?: string }> | undefined {
+    const lines = log.split('\n');
+    const search = lines.findLast((line) => line.includes(' SRCH base=') && line.includes(`(uid=${loginName})`));
+    const conn = search && /conn=(\d+) /.exec(search)?.[1];
+    if (!conn) return undefined;
+    const ops = new Map<string, { op: string; dn?: string; err?: string; entries?: string }>();
+    for (const line of lines) {
+      const m = new RegExp(`conn=${conn} op=(\\d+) (.*)$`).exec(line);
+      if (!m) continue;
+      const [, n, rest] = m as unknown as [string, string, string];
+      if (rest.startsWith('UNBIND')) continue;
+      const op = ops.get(n) ?? { op: rest.split(' ')[0]! };
+      ops.set(n, op);
+      const dn = /^BIND dn="([^"]*)" method=/.exec(rest)?.[1];
+      if (dn !== undefined) op.dn = dn;
+      const result = /RESULT .*err=(\d+)/.exec(rest);
+      if (result) op.err = result[1];
+      const entries = /nentries=(\d+)/.exec(rest)?.[1];
+      if (entries) op.entries = entries;
+    }
+    return [...ops.values()];
+  }
+
+  test('an unknown name binds as well, as a DN no entry has: the directory sees what a wrong password makes it do, the form answers the same page and status', async (t) => {
+    const page = await freshPage(t);
+    await ldapForm(page);
+    const attempts = [
+      ['adam', 'not-his-password'],
+      ['nobody', 'Some-Pass-1'],
+      ['nobody-else', 'Other-Pass-1'],
+    ] as const;
+    const answers = [];
+    for (const [name, password] of attempts) {
+      const status = await submit(page, name, password);
+      answers.push({ status, text: await mainText(page), stillTheForm: await page.locator('#password').count() });
+    }
+    assert.match(answers[0]!.text, /The login name or password is wrong\./);
+    assert.deepEqual(answers[1], answers[0]);
+    assert.deepEqual(answers[2], answers[0]);
+
+    const finished = (log: string) => attempts.every(([name]) => operationsOf(log, name)?.at(-1)?.err !== undefined);
+    const log = await slapd.waitForLog(finished);
+    const [wrong, unknown, other] = attempts.map(([name]) => operationsOf(log, name)!);
+    // StartTLS, the service bind, the search, the user's bind: refused.
+    const shape = (ops: typeof wrong) => ops!.map(({ op, err }) => `${op} ${err}`);
+    assert.deepEqual(shape(wrong), ['EXT 0', 'BIND 0', 'SRCH 0', 'BIND 49']);
+    assert.deepEqual(shape(unknown), shape(wrong));
+    assert.deepEqual(shape(other), shape(wrong));
+    assert.deepEqual([wrong!.at(-2)!.entries, unknown!.at(-2)!.entries], ['1', '0']);
+    assert.equal(wrong!.at(-1)!.dn, `uid=adam,${PEOPLE_DN}`);
+    assert.match(unknown!.at(-1)!.dn!, new RegExp(`^uid=portcullis-no-entry-[0-9a-f]{24},${PEOPLE_DN}$`));
+    assert.equal(other!.at(-1)!.dn, unknown!.at(-1)!.dn, 'one DN for every unknown name');
+  });
+
   test('filter injection: *, wildcards and parentheses in the name match nobody; a name made of them signs in as typed', async (t) => {
     const page = await freshPage(t);
     const flow = await ldapForm(page);
@@ -264,11 +363,29 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
     assert.equal((await world.api('GET', `/management/v1/users/${oddUserId}`)).body.user.human.email.email, 'odd@ldap.example.test');
   });
 
-  test('ldaps:// signs in too (the certificate trusted)', async (t) => {
+  test('ldaps:// signs in too (the certificate trusted as its rootCa)', async (t) => {
     const page = await freshPage(t);
     const flow = await ldapForm(page, 'Sign in with LDAPS');
     await submit(page, 'adam', 'Adam-Ldap-Pass1');
     assert.deepEqual((await flow.finish()).amr, ['fed', 'pwd']);
+  });
+
+  test("without rootCa Node's trusted CAs decide (NODE_EXTRA_CA_CERTS): trusted there, taken; no longer, the sign-in did not work; a rootCa replaces them", async (t) => {
+    t.after(() => setDefaultCACertificates(defaultCas));
+    setDefaultCACertificates([...defaultCas, slapd.certificatePem]);
+    const created = await world.server.api('POST', '/admin/v1/idps/ldap', { body: ldapBody({ name: 'System trust', rootCa: undefined }) });
+    assert.equal(created.status, 200, created.text);
+    assert.equal((await world.server.api('GET', `/admin/v1/idps/${created.body.id}`)).body.idp.config.rootCa, undefined);
+    assert.equal((await world.api('POST', '/management/v1/policies/login/idps', { idpId: created.body.id })).status, 200);
+    assertInvalid(await world.server.api('POST', '/admin/v1/idps/ldap', { body: ldapBody({ name: 'Other CA', rootCa: wrongCa }) }), ['servers']);
+
+    const page = await freshPage(t);
+    await ldapForm(page, 'Sign in with System trust');
+    setDefaultCACertificates(defaultCas);
+    assert.equal(await submit(page, 'adam', 'Adam-Ldap-Pass1'), 400);
+    assert.match(await mainText(page), /The sign-in with System trust did not work/);
+    assert.ok(!page.url().startsWith(rp.callback));
+    assert.match(world.server.logText(), /TLS failed \(DEPTH_ZERO_SELF_SIGNED_CERT\)/);
   });
 
   test('a deactivated user stays out', async (t) => {
@@ -407,13 +524,13 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
     assert.ok(!log.includes('Adam-Ldap-Pass1') && !log.includes(slapd.adminPassword), 'no password logged');
   });
 
-  test('wrong passwords count against the client address: past the limit, the 429 page, for right ones too', async (t) => {
+  test('wrong passwords and unknown names count against the client address: past the limit, the 429 page, for right ones too', async (t) => {
     const page = await freshPage(t);
     await ldapForm(page);
-    // More than 12 failures within the window block the address; earlier tests of this file failed a few times already.
+    // More than 16 failures within the window block the address; earlier tests of this file failed a few times already.
     for (let attempts = 1; (await page.locator('#password').count()) > 0; attempts++) {
-      assert.ok(attempts <= 13, 'the limit is reached');
-      await submit(page, 'adam', `wrong-${attempts}`);
+      assert.ok(attempts <= 17, 'the limit is reached');
+      await submit(page, attempts % 2 ? 'adam' : `nobody-${attempts}`, `wrong-${attempts}`);
     }
     assert.match(await mainText(page), /Too many failed sign-in attempts/);
     await ldapForm(page);

@@ -36,6 +36,10 @@ export interface Slapd {
   adminPassword: string;
   /** The self-signed certificate (PEM) the server presents, for 127.0.0.1 and localhost. */
   certificatePem: string;
+  /** slapd's statistics log (connections, operations, results: loglevel stats) since it was started. */
+  log(): string;
+  /** Waits until the log says what `seen` looks for (slapd writes a line as it handles the operation, not before it answers). */
+  waitForLog(seen: (log: string) => boolean): Promise<string>;
   start(): Promise<void>;
   stop(): Promise<void>;
   /** Stops it and removes its folder. */
@@ -69,6 +73,39 @@ function seedLdif(people: LdapPerson[]): string {
   return `${entries.map((lines) => lines.join('\n')).join('\n\n')}\n`;
 }
 
+/**
+ * A self-signed P-256 certificate for 127.0.0.1 and localhost, written as
+ * cert.pem and key.pem into `dir`: slapd's own, or another that is not
+ * slapd's (a wrong CA).
+ */
+export function selfSignedCertificate(dir: string, commonName: string): { certificatePem: string; keyPem: string } {
+  const cert = spawnSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${commonName}`,
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ],
+    { encoding: 'utf8' },
+  );
+  if (cert.status !== 0) throw new Error(`openssl: ${cert.stderr}`);
+  return { certificatePem: readFileSync(join(dir, 'cert.pem'), 'utf8'), keyPem: readFileSync(join(dir, 'key.pem'), 'utf8') };
+}
+
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ port, host: '127.0.0.1' });
@@ -86,30 +123,7 @@ export async function startSlapd(people: LdapPerson[]): Promise<Slapd> {
   mkdirSync(data);
   const [port, tlsPort] = [await freePort(), await freePort()];
   const adminPassword = 'Directory-Admin-1';
-  const cert = spawnSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-    ],
-    { encoding: 'utf8' },
-  );
-  if (cert.status !== 0) throw new Error(`openssl: ${cert.stderr}`);
+  selfSignedCertificate(dir, 'localhost');
   writeFileSync(
     join(dir, 'slapd.conf'),
     `include /etc/ldap/schema/core.schema
@@ -134,18 +148,28 @@ directory ${data}
 
   let child: ChildProcess | undefined;
   let exited: Promise<unknown> = Promise.resolve();
+  let output = '';
   const slapd: Slapd = {
     ldapUrl: `ldap://127.0.0.1:${port}`,
     ldapsUrl: `ldaps://127.0.0.1:${tlsPort}`,
     adminPassword,
     certificatePem: readFileSync(join(dir, 'cert.pem'), 'utf8'),
+    log: () => output,
+    async waitForLog(seen) {
+      const deadline = Date.now() + 10_000;
+      while (!seen(output)) {
+        if (Date.now() > deadline) throw new Error(`slapd never logged it; its log:\n${output.slice(-4000)}`);
+        await sleep(20);
+      }
+      return output;
+    },
     async start() {
-      // -d keeps slapd in the foreground, so it ends with the test.
-      const proc = spawn(SLAPD, ['-f', join(dir, 'slapd.conf'), '-h', `ldap://127.0.0.1:${port}/ ldaps://127.0.0.1:${tlsPort}/`, '-d', '0'], {
+      // -d keeps slapd in the foreground, so it ends with the test; 256 is loglevel stats, one line per operation and result.
+      const proc = spawn(SLAPD, ['-f', join(dir, 'slapd.conf'), '-h', `ldap://127.0.0.1:${port}/ ldaps://127.0.0.1:${tlsPort}/`, '-d', '256'], {
         stdio: ['ignore', 'ignore', 'pipe'],
       });
       child = proc;
-      let output = '';
+      output = '';
       proc.stderr?.on('data', (chunk) => {
         output += String(chunk);
       });

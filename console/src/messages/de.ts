@@ -448,6 +448,8 @@ export const de: Record<MessageKey, string> = {
   userObjectClasses: 'Objektklassen eines Benutzereintrags',
   userFilters: 'Attribute, die den eingegebenen Loginnamen enthalten können',
   spaceSeparatedHelp: 'Mehrere Werte durch Leerzeichen getrennt.',
+  rootCa: 'Vertrauenswürdige CA-Zertifikate (PEM)',
+  rootCaHelp: 'Nur diesen Zertifikaten wird beim TLS der Server vertraut; leer: den vertrauenswürdigen CAs des Systems.',
   attributes: 'Welches Attribut was enthält',
   'attributes.idAttribute': 'Benutzer-ID',
   'attributes.firstNameAttribute': 'Vorname',

@@ -457,6 +457,8 @@ export const en = {
   userObjectClasses: 'Object classes of a user entry',
   userFilters: 'Attributes that may hold the typed login name',
   spaceSeparatedHelp: 'Several values separated by spaces.',
+  rootCa: 'Trusted CA certificates (PEM)',
+  rootCaHelp: 'Only these certificates are trusted for the servers’ TLS; empty: the system’s trusted CAs.',
   attributes: 'Which attribute holds what',
   'attributes.idAttribute': 'User ID',
   'attributes.firstNameAttribute': 'First name',

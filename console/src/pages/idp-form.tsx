@@ -12,7 +12,8 @@ import { IDP_KINDS, PROVIDER_OPTION_DEFAULTS, type IdpKind, type ProviderOptions
 // of text fields, kept in the draft as `attributes.idAttribute` and so on;
 // a field of named values (a SAML provider's `binding`) is a choice; a
 // document field (a SAML IdP's `metadataXml`) is pasted as its XML and sent
-// as the API takes it, base64.
+// as the API takes it, base64; a PEM field (an LDAP provider's `rootCa`) is
+// pasted and sent as it is.
 
 /** Where a provider lives: the acting org's own (`/management/v1`) or the instance's (`/admin/v1`). */
 export type IdpScope = 'org' | 'instance';
@@ -46,8 +47,19 @@ export function draftOf(idp: { name: string; providerOptions: ProviderOptions; c
 /** Fields holding a document the API takes as base64 (a SAML IdP's metadata): typed and shown as its text. */
 const DOCUMENT_FIELDS: ReadonlySet<string> = new Set(['metadataXml']);
 
+/** Fields of several lines taken as typed: PEM certificates. */
+const PEM_FIELDS: ReadonlySet<string> = new Set(['rootCa']);
+
 const fieldType = (kind: IdpKind, field: string) => (kind.properties[field] as { type?: string }).type;
 const subFields = (kind: IdpKind, field: string) => Object.keys((kind.properties[field] as { properties?: object }).properties ?? {});
+
+/** The help under a field: a secret left empty on a change is kept; PEM and lists say how to write them. */
+function helpOf(kind: IdpKind, field: string, changing: boolean): string | undefined {
+  if (field === kind.secretField && changing) return t('secretUnchanged');
+  if (PEM_FIELDS.has(field)) return t('rootCaHelp');
+  if (fieldType(kind, field) === 'array') return t(field === 'scopes' ? 'scopesHelp' : 'spaceSeparatedHelp');
+  return undefined;
+}
 
 /** The body of create or change: empty text left out (the kind's defaults apply; on a change the secret is kept). */
 function bodyOf(kind: IdpKind, draft: IdpDraft): Record<string, unknown> {
@@ -159,8 +171,8 @@ export function IdpForm<T>({
             value={String(draft.values[field] ?? '')}
             onInput={setValue(field)}
             required={kind.required.includes(field) && !(secret && fixedKind)}
-            multiline={DOCUMENT_FIELDS.has(field)}
-            help={secret && fixedKind ? t('secretUnchanged') : type === 'array' ? t(field === 'scopes' ? 'scopesHelp' : 'spaceSeparatedHelp') : undefined}
+            multiline={DOCUMENT_FIELDS.has(field) || PEM_FIELDS.has(field)}
+            help={helpOf(kind, field, !!fixedKind)}
             violations={violations}
             fields={type === 'array' ? [field, ...Array.from({ length: 30 }, (_, i) => `${field}[${i}]`)] : [field]}
           />
