@@ -14,7 +14,7 @@ import { newId } from '../../src/domain/ids.ts';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { apiClient, type Api } from './api.ts';
-import { DATABASE_URL, REDIS_URL, deleteRedisPrefix, dropSchema, uniqueName } from './stores.ts';
+import { DATABASE_URL, REDIS_URL, deleteRedisPrefix, dropSchema, seedPgliteDataDir, uniqueName } from './stores.ts';
 
 // Their home is stores.ts; the benchmark (bench/run.ts) imports them from here.
 export { deleteRedisPrefix, dropSchema };
@@ -115,7 +115,8 @@ export interface TestEnvironment {
  * The settings of `testServer`: unless `env` says otherwise, PORT a free
  * port of 127.0.0.1, ISSUER http://127.0.0.1:PORT, DATA_DIR a fresh temporary
  * folder, AUTH_FAILURE_LIMIT 0 (no throttling), and with DATABASE_URL / REDIS_URL in the test run's environment a
- * schema and key prefix of its own.
+ * schema and key prefix of its own; without a DATABASE_URL, the fresh folder
+ * starts with an empty PGlite cluster (stores.ts, `seedPgliteDataDir`).
  */
 export async function prepareEnvironment(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestEnvironment> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
@@ -134,6 +135,7 @@ export async function prepareEnvironment(env: Record<string, string> = {}, optio
     ...storage.env,
     ...env,
   };
+  if (ownDataDir && !full.DATABASE_URL) await seedPgliteDataDir(ownDataDir);
   return {
     env: full,
     dataDir: full.DATA_DIR!,

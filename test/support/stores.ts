@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Redis } from 'ioredis';
@@ -74,8 +75,44 @@ export async function openPostgresForTest(): Promise<TestDatabase> {
   };
 }
 
+/**
+ * A new PGlite cluster costs seconds of CPU (its initdb runs in
+ * WebAssembly), and every embedded test database starts from the same empty
+ * one. The first test to need one makes it once under node_modules/.cache,
+ * keyed by the PGlite version; each test database then starts as a copy.
+ * The server opens the copy as it opens any existing DATA_DIR (a restart);
+ * migrations, first start and keys run as on a new one. Starting in an
+ * empty folder stays covered by the tests that start `node src/main.ts`
+ * without DATABASE_URL (test/server/).
+ */
+const MODULES = fileURLToPath(new URL('../../node_modules/', import.meta.url));
+
+async function emptyPgliteCluster(): Promise<string> {
+  const version = JSON.parse(readFileSync(join(MODULES, '@electric-sql/pglite/package.json'), 'utf8')).version as string;
+  const template = join(MODULES, '.cache', `pglite-${version}`);
+  if (existsSync(template)) return template;
+  // Made aside and renamed into place: test files starting together never see half a cluster.
+  const making = `${template}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  const { PGlite } = await import('@electric-sql/pglite');
+  const lite = await PGlite.create(making);
+  await lite.close();
+  try {
+    renameSync(making, template);
+  } catch {
+    // Another test process renamed its copy first; both are the same empty cluster.
+    rmSync(making, { recursive: true, force: true });
+  }
+  return template;
+}
+
+/** Puts an empty PGlite cluster where the server looks for it (DATA_DIR/pglite, src/storage/database.ts). */
+export async function seedPgliteDataDir(dataDir: string): Promise<void> {
+  cpSync(await emptyPgliteCluster(), join(dataDir, 'pglite'), { recursive: true });
+}
+
 export async function openPgliteForTest(): Promise<TestDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'portcullis-test-'));
+  await seedPgliteDataDir(dataDir);
   const db = await openDatabase({ databaseSchema: 'public', databasePoolSize: 1, dataDir });
   await migrate(db);
   return {
