@@ -56,6 +56,25 @@ function toConfig(options: Options): ParseConfig {
 }
 
 /**
+ * `--name value` of a string option as `--name=value`: the next word is
+ * the value whatever it starts with, as getopt reads it. Node's parseArgs
+ * would refuse a value starting with a dash, and a token or secret does
+ * (base64url has `-`).
+ */
+function joinValues(argv: string[], options: Options): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i]!;
+    const name = arg.startsWith('--') && !arg.includes('=') ? arg.slice(2) : undefined;
+    if (name !== undefined && options[name]?.type === 'string' && i + 1 < argv.length) {
+      joined.push(`${arg}=${argv[i + 1]}`);
+      i += 1;
+    } else joined.push(arg);
+  }
+  return joined;
+}
+
+/**
  * Global options may stand before or after the command. A lenient first pass
  * over every known option finds the command; the strict second pass allows
  * only the global options and that command's.
@@ -63,7 +82,7 @@ function toConfig(options: Options): ParseConfig {
 export function parse(argv: string[], commands: CommandSpec[]): Parsed {
   const every: Options = { ...GLOBAL_OPTIONS };
   for (const command of commands) Object.assign(every, command.options);
-  const first = parseArgs({ args: argv, options: toConfig(every), strict: false, allowPositionals: true });
+  const first = parseArgs({ args: joinValues(argv, every), options: toConfig(every), strict: false, allowPositionals: true });
   const name = first.positionals[0];
   if (name === undefined) {
     if (first.values.help === true) return { values: { help: true } };
@@ -73,7 +92,8 @@ export function parse(argv: string[], commands: CommandSpec[]): Parsed {
   if (!command) throw new UsageError(`unknown command '${name}'`);
   let second: ReturnType<typeof parseArgs>;
   try {
-    second = parseArgs({ args: argv, options: toConfig({ ...GLOBAL_OPTIONS, ...command.options }), strict: true, allowPositionals: true });
+    const allowed = { ...GLOBAL_OPTIONS, ...command.options };
+    second = parseArgs({ args: joinValues(argv, allowed), options: toConfig(allowed), strict: true, allowPositionals: true });
   } catch (err) {
     throw new UsageError(cleanParseError(err), name);
   }

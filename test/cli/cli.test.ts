@@ -629,6 +629,23 @@ describe('portcullis rotate-keys against a fake server', () => {
     assert.equal(seen[1]!.org, 'o1');
   });
 
+  test('a token starting with a dash is the value of --pat (base64url tokens do), as --pat=…; a string option at the end without its value is a usage error', async () => {
+    answer = { status: 200, body: { keyId: 'k3' } };
+    seen.length = 0;
+    const spaced = await runCli(['rotate-keys', '--url', url, '--pat', '-dash-first_token', '--json']);
+    assert.equal(spaced.code, 0, spaced.stderr);
+    const joined = await runCli(['rotate-keys', '--url', url, '--pat=-dash-first_token', '--json']);
+    assert.equal(joined.code, 0, joined.stderr);
+    assert.deepEqual(
+      seen.map((request) => request.authorization),
+      ['Bearer -dash-first_token', 'Bearer -dash-first_token'],
+    );
+    const missing = await runCli(['rotate-keys', '--url', url, '--pat']);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /--pat/);
+    assert.equal(seen.length, 2, 'nothing sent');
+  });
+
   test('an error answer prints error: <message>, exit 1', async () => {
     answer = {
       status: 403,
