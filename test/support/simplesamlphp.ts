@@ -135,7 +135,9 @@ export async function prepareSimpleSamlPhp(users: SamlIdpUser[]): Promise<Simple
     trust,
     async start(sp) {
       trust(sp);
-      const proc = spawn('php', ['-S', `localhost:${port}`, '-t', WWW], {
+      // The tests rewrite the SP's metadata file while php runs: OPcache must look at it every time
+      // (Debian's default checks a file at most every 2 s, and would serve the one before).
+      const proc = spawn('php', ['-d', 'opcache.revalidate_freq=0', '-S', `localhost:${port}`, '-t', WWW], {
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, SIMPLESAMLPHP_CONFIG_DIR: join(dir, 'config') },
       });
