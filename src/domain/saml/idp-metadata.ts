@@ -1,6 +1,5 @@
-import { X509Certificate } from 'node:crypto';
-import { BINDINGS, MetadataProblem } from './metadata.ts';
-import { METADATA_LIMITS, SAML_NS, children, isElement, onlyChild, parseStrictXml, textOf } from './xml.ts';
+import { BINDINGS, MetadataProblem, keyDescriptorCertificates } from './metadata.ts';
+import { METADATA_LIMITS, SAML_NS, children, isElement, onlyChild, parseStrictXml } from './xml.ts';
 
 // What the service provider takes from an external IdP's metadata
 // (saml-metadata-2.0-os 2.4.3 IDPSSODescriptor): its entityID, where its
@@ -22,27 +21,6 @@ function httpUrl(value: string | null): string | undefined {
   return value;
 }
 
-function signingCertificates(descriptor: Element): string[] {
-  const found: string[] = [];
-  for (const key of children(descriptor, SAML_NS.metadata, 'KeyDescriptor')) {
-    const use = key.getAttribute('use');
-    if (use && use !== 'signing') continue;
-    const keyInfo = onlyChild(key, SAML_NS.dsig, 'KeyInfo');
-    for (const data of keyInfo ? children(keyInfo, SAML_NS.dsig, 'X509Data') : []) {
-      for (const cert of children(data, SAML_NS.dsig, 'X509Certificate')) {
-        const base64 = textOf(cert).replace(/\s+/g, '');
-        try {
-          new X509Certificate(Buffer.from(base64, 'base64'));
-        } catch {
-          throw new MetadataProblem('an X509Certificate is not a certificate');
-        }
-        found.push(base64);
-      }
-    }
-  }
-  return found;
-}
-
 /** The IdP's metadata, or MetadataProblem / SamlRefused saying what is wrong with it. */
 export function parseIdpMetadata(xml: string): IdpMetadata {
   const root = parseStrictXml(xml, METADATA_LIMITS);
@@ -60,7 +38,7 @@ export function parseIdpMetadata(xml: string): IdpMetadata {
     if (binding === BINDINGS.post) sso.post ??= location;
   }
   if (!sso.redirect && !sso.post) throw new MetadataProblem('there is no SingleSignOnService with the HTTP-Redirect or HTTP-POST binding');
-  const certificates = signingCertificates(descriptor);
+  const certificates = keyDescriptorCertificates(descriptor, 'signing');
   if (!certificates.length) throw new MetadataProblem('there is no signing certificate');
   return { entityId, sso, certificates };
 }

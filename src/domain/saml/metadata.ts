@@ -63,9 +63,10 @@ function endpoints(sp: Element, localName: string): Endpoint[] {
   });
 }
 
-function certificates(sp: Element, wanted: 'signing' | 'encryption'): string[] {
+/** The certificates (base64 DER) of a role descriptor's KeyDescriptors for `wanted`; one that is no X.509 certificate is a MetadataProblem. */
+export function keyDescriptorCertificates(role: Element, wanted: 'signing' | 'encryption'): string[] {
   const found: string[] = [];
-  for (const descriptor of children(sp, SAML_NS.metadata, 'KeyDescriptor')) {
+  for (const descriptor of children(role, SAML_NS.metadata, 'KeyDescriptor')) {
     const use = descriptor.getAttribute('use');
     // A KeyDescriptor without `use` is for signing only here: encryption is asked for explicitly.
     if ((use || 'signing') !== wanted) continue;
@@ -101,14 +102,14 @@ export function parseSpMetadata(xml: string): SpMetadata {
   const acs = endpoints(sp, 'AssertionConsumerService');
   if (!acs.some((endpoint) => endpoint.binding === BINDINGS.post)) throw new MetadataProblem('no AssertionConsumerService with the HTTP-POST binding');
   const authnRequestsSigned = sp.getAttribute('AuthnRequestsSigned') === 'true' || sp.getAttribute('AuthnRequestsSigned') === '1';
-  const certs = certificates(sp, 'signing');
+  const certs = keyDescriptorCertificates(sp, 'signing');
   if (authnRequestsSigned && !certs.length) throw new MetadataProblem('AuthnRequestsSigned is true but there is no signing certificate');
   return {
     entityId,
     acs,
     slo: endpoints(sp, 'SingleLogoutService'),
     certificates: certs,
-    encryptionCertificates: certificates(sp, 'encryption'),
+    encryptionCertificates: keyDescriptorCertificates(sp, 'encryption'),
     authnRequestsSigned,
   };
 }
