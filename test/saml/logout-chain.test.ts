@@ -155,6 +155,20 @@ describe('SAML single logout across the session’s apps (hand-written SPs)', { 
       const noAnswer = logoutResponseXml({ id: newId(), issuer: beta.entityId, inResponseTo: waitingFor }).replace(/ InResponseTo="[^"]+"/, '');
       await refused(await slo(redirectQuery(noAnswer, beta.keyPem, chain, 'SAMLResponse')), /answers no request/);
       await refused(await slo('SAMLResponse=not-base64!'), /base64|DEFLATE/);
+      const repeated = answerQuery(beta, { inResponseTo: waitingFor }, chain);
+      await refused(await slo(`${repeated}&${repeated.slice(0, repeated.indexOf('&'))}`), /SAMLResponse is repeated/);
+      const oversized = logoutResponseXml({ id: newId(), issuer: beta.entityId, inResponseTo: waitingFor }).replace(
+        '<samlp:Status>',
+        `<samlp:Extensions>${'a'.repeat(70_000)}</samlp:Extensions><samlp:Status>`,
+      );
+      await refused(await slo(redirectQuery(oversized, beta.keyPem, chain, 'SAMLResponse')), /too large/);
+      const posted = await fetch(`${world.server.url}/saml/v2/SLO`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ SAMLResponse: Buffer.from(oversized).toString('base64'), RelayState: chain }),
+      });
+      await refused(posted, /too large|larger than 65536 bytes/);
       await refused(await slo(`SAMLResponse=${encodeURIComponent(Buffer.from('<samlp:LogoutResponse').toString('base64'))}`), /DEFLATE|not well-formed/);
 
       const answer = answerQuery(beta, { inResponseTo: waitingFor, destination: `${world.issuer}/saml/v2/SLO` }, chain);
