@@ -14,6 +14,7 @@ import {
   type RelyingParty,
   type SignInWorld,
   type TestUser,
+  rpConfig,
 } from '../support/browser.ts';
 import { freePort } from '../support/server.ts';
 import { apiClient } from '../support/api.ts';
@@ -154,9 +155,7 @@ describe('in Chromium', { skip: needsChromium }, () => {
       world.createUser('logan'),
     ]);
     for (const app of Object.values(apps)) {
-      app.config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
-        execute: [client.allowInsecureRequests],
-      });
+      app.config = await rpConfig(world, app);
     }
     jwks = createRemoteJWKSet(new URL(apps.withSid.config!.serverMetadata().jwks_uri!));
   });
@@ -308,9 +307,7 @@ describe('in Chromium', { skip: needsChromium }, () => {
       'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
       app.clientId,
     ]);
-    const config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
-      execute: [client.allowInsecureRequests],
-    });
+    const config = await rpConfig(world, app);
     const context = await browser.newContext();
     await signInToEach(context, rp, user, [config]);
     await context.close();

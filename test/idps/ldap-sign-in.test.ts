@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import { after, before, describe, test, type TestContext } from 'node:test';
-import * as client from 'openid-client';
+import type * as client from 'openid-client';
 import { Attribute, Change, Client } from 'ldapts';
 import type { Browser, Page } from 'playwright-core';
 import { assertInvalid } from '../support/assertions.ts';
@@ -13,6 +13,7 @@ import {
   startSignInWorld,
   type RelyingParty,
   type SignInWorld,
+  rpConfig,
 } from '../support/browser.ts';
 import { freePort, tempDir } from '../support/server.ts';
 import {
@@ -106,9 +107,7 @@ describe('LDAP identity providers against a real slapd', { skip: needsChromium |
     await slapd.start();
     relay = await startRelay(slapd.ldapUrl);
     const app = await world.createApp({ name: 'Shop web', ...confidentialAppFor(rp) });
-    config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
-      execute: [client.allowInsecureRequests],
-    });
+    config = await rpConfig(world, app);
   });
 
   after(async () => {

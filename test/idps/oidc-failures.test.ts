@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test, type TestContext } from 'node:test';
-import * as client from 'openid-client';
+import type * as client from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
 import {
   confidentialAppFor,
@@ -10,6 +10,7 @@ import {
   startSignInWorld,
   type RelyingParty,
   type SignInWorld,
+  rpConfig,
 } from '../support/browser.ts';
 import { startHandmadeOp, type HandmadeUpstream, type Tamper } from '../support/handmade-upstream.ts';
 import { signInWith as startSignIn } from './support.ts';
@@ -55,9 +56,7 @@ describe('external OpenID providers: the cache, and an upstream that fails', { s
     ]);
     cachedId = await addIdp('Cached');
     const app = await world.createApp({ name: 'Shop web', ...confidentialAppFor(rp) });
-    config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
-      execute: [client.allowInsecureRequests],
-    });
+    config = await rpConfig(world, app);
   });
 
   after(async () => {

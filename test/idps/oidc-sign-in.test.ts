@@ -12,6 +12,7 @@ import {
   startSignInWorld,
   type RelyingParty,
   type SignInWorld,
+  rpConfig,
 } from '../support/browser.ts';
 import { ROOT } from '../support/server.ts';
 import { startUpstreamOp, upstreamSignIn, type UpstreamOp } from '../support/upstream-op.ts';
@@ -76,9 +77,7 @@ describe('sign-in through external identity providers, in Chromium', { skip: nee
       providerOptions: OPTIONS.auto,
     });
     const app = await world.createApp({ name: 'Shop web', ...confidentialAppFor(rp) });
-    config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
-      execute: [client.allowInsecureRequests],
-    });
+    config = await rpConfig(world, app);
   });
 
   after(async () => {

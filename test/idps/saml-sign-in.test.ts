@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { inflateRawSync } from 'node:zlib';
-import * as client from 'openid-client';
+import type * as client from 'openid-client';
 import type { Browser, Request } from 'playwright-core';
 import { request } from '../support/api.ts';
 import { assertInvalid } from '../support/assertions.ts';
@@ -15,11 +15,13 @@ import {
   startSignInWorld,
   type RelyingParty,
   type SignInWorld,
+  rpConfig,
 } from '../support/browser.ts';
 import { interactionPage } from '../support/login-form.ts';
 import { freePort } from '../support/server.ts';
 import { needsSimpleSamlPhp, prepareSimpleSamlPhp, type SimpleSamlPhp } from '../support/simplesamlphp.ts';
 import { opensslKeyPair } from '../saml/support.ts';
+import { signInWith } from './support.ts';
 import { UNDECRYPTABLE } from '../../src/domain/saml/sp-response.ts';
 import {
   assertionXml,
@@ -74,9 +76,7 @@ describe('SAML identity providers with SimpleSAMLphp as the IdP', { skip: needsC
     ]);
     const app = await world.createApp({ name: 'Shop web', ...confidentialAppFor(rp) });
     clientId = app.clientId;
-    config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
-      execute: [client.allowInsecureRequests],
-    });
+    config = await rpConfig(world, app);
   });
 
   after(async () => {
@@ -189,24 +189,12 @@ describe('SAML identity providers with SimpleSAMLphp as the IdP', { skip: needsC
         if (r.url().startsWith(`${idp.origin}/saml2/idp/SSOService.php`)) toIdp.push(r);
         if (r.url() === sp.acs) toAcs.push(Buffer.from(new URLSearchParams(r.postData() ?? '').get('SAMLResponse') ?? '', 'base64').toString('utf8'));
       });
-      const pkceCodeVerifier = client.randomPKCECodeVerifier();
-      const expectedNonce = client.randomNonce();
-      const url = client.buildAuthorizationUrl(config, {
-        redirect_uri: rp.callback,
-        scope: 'openid profile email',
-        code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
-        code_challenge_method: 'S256',
-        nonce: expectedNonce,
-      });
-      await page.goto(url.href);
-      await page.getByRole('button', { name: 'Sign in with SimpleSAMLphp' }).click();
+      const started = await signInWith(page, config, rp, 'Sign in with SimpleSAMLphp');
       await page.waitForURL((u) => u.href.startsWith(idp.origin));
       await page.fill('input[name=username]', ALICE.userName);
       await page.fill('input[name=password]', ALICE.password);
       await page.locator('button[type=submit], input[type=submit]').first().click();
-      await page.waitForURL((u) => u.href.startsWith(rp.callback));
-      const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier, expectedNonce });
-      return { claims: tokens.claims()!, toIdp, toAcs };
+      return { claims: (await started.finish()) as client.IDToken, toIdp, toAcs };
     } finally {
       await context.close();
     }

@@ -1,31 +1,18 @@
-import * as client from 'openid-client';
+import type * as client from 'openid-client';
 import type { Page } from 'playwright-core';
-import type { RelyingParty } from '../support/browser.ts';
+import { startCodeFlow, type RelyingParty } from '../support/browser.ts';
 
 /** A sign-in the test's app started: `finish` redeems the code the browser lands with and answers the ID token's claims. */
 export interface StartedSignIn {
   finish(): Promise<Record<string, unknown>>;
 }
 
-/** Opens the app's authorization request (code flow with PKCE, state and nonce) in `page`. */
+/** Opens the app's authorization request (code flow with PKCE, state and nonce, the profile and email scopes) in `page`. */
 export async function authorize(page: Page, config: client.Configuration, rp: RelyingParty): Promise<StartedSignIn> {
-  const pkceCodeVerifier = client.randomPKCECodeVerifier();
-  const expectedState = client.randomState();
-  const expectedNonce = client.randomNonce();
-  const url = client.buildAuthorizationUrl(config, {
-    redirect_uri: rp.callback,
-    scope: 'openid profile email',
-    code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
-    code_challenge_method: 'S256',
-    state: expectedState,
-    nonce: expectedNonce,
-  });
-  await page.goto(url.href);
+  const redeem = await startCodeFlow(page, config, rp, { scope: 'openid profile email' });
   return {
     async finish() {
-      await page.waitForURL((u) => u.href.startsWith(rp.callback));
-      const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier, expectedState, expectedNonce });
-      return tokens.claims() as Record<string, unknown>;
+      return (await redeem()).claims() as Record<string, unknown>;
     },
   };
 }

@@ -13,6 +13,7 @@ import {
   type SignInWorld,
   startRelyingParty,
   startSignInWorld,
+  rpConfig,
 } from '../support/browser.ts';
 import { apiClient } from '../support/api.ts';
 import { assertDetails, assertError, assertInvalid } from '../support/assertions.ts';
@@ -68,9 +69,7 @@ describe('in Chromium: sign-in codes by mail and SMS, and phone verification', {
     relay = await smsReceiver(() => signingKey);
     [world, rp, browser] = await Promise.all([startSignInWorld({ SMTP_URL: sink.url() }), startRelyingParty(), launchBrowser()]);
     const app = await world.createApp({ ...confidentialAppFor(rp), idTokenUserinfoAssertion: true });
-    config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
-      execute: [client.allowInsecureRequests],
-    });
+    config = await rpConfig(world, app);
     const sms = await world.api('PUT', '/admin/v1/sms/http', { endpoint: relay.url });
     assert.equal(sms.status, 200, JSON.stringify(sms.body));
     signingKey = sms.body.signingKey;

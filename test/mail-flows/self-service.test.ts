@@ -13,6 +13,7 @@ import {
   signIn,
   startRelyingParty,
   startSignInWorld,
+  rpConfig,
 } from '../support/browser.ts';
 import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.ts';
 import { linkOf, type Mailbox, mailbox, mainText, queuedTypes, shot, typedCode } from './support.ts';
@@ -35,9 +36,7 @@ describe('in Chromium: invitation, email verification and password reset by mail
     mails = mailbox(sink);
     [world, rp, browser] = await Promise.all([startSignInWorld({ SMTP_URL: sink.url() }), startRelyingParty(), launchBrowser()]);
     const app = await world.createApp({ ...confidentialAppFor(rp), idTokenUserinfoAssertion: true });
-    config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
-      execute: [client.allowInsecureRequests],
-    });
+    config = await rpConfig(world, app);
   });
   after(async () => {
     await Promise.all(contexts.map((c) => c.close()));

@@ -17,6 +17,7 @@ import {
   type RelyingParty,
   type SignInWorld,
   type TestUser,
+  rpConfig,
 } from '../support/browser.ts';
 import { needsMellon, prepareMellon, type MellonSp } from '../support/mellon.ts';
 import { decryptAssertion } from './support.ts';
@@ -186,9 +187,7 @@ describe('SAML sign-in with Apache mod_auth_mellon in Chromium', { skip: needsCh
     const page = await context.newPage();
     try {
       const app = await world.createApp({ name: 'Shop', ...confidentialAppFor(rp) });
-      const config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
-        execute: [client.allowInsecureRequests],
-      });
+      const config = await rpConfig(world, app);
       await codeLogin(page, config, rp, user, 'openid');
       const loginPages: string[] = [];
       page.on('request', (request) => {
@@ -292,9 +291,7 @@ describe('SAML sign-in with Apache mod_auth_mellon in Chromium', { skip: needsCh
     const page = await context.newPage();
     try {
       const app = await world.createApp({ name: 'Portal', ...confidentialAppFor(rp) });
-      const config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
-        execute: [client.allowInsecureRequests],
-      });
+      const config = await rpConfig(world, app);
       const { tokens } = await codeLogin(page, config, rp, leaver, 'openid');
       const names = await signedInAtBoth(page, false);
       const seen = catchLogoutTrips(page, names);

@@ -15,6 +15,7 @@ import {
   type RelyingParty,
   type SignInWorld,
   type TestUser,
+  rpConfig,
 } from '../support/browser.ts';
 
 // RP-Initiated Logout 1.0 2 and 6 (docs/oidc.md, end session): without a
@@ -35,9 +36,7 @@ describe('in Chromium', { skip: needsChromium }, () => {
     const app = await world.createApp({ name: 'Shop', ...confidentialAppFor(rp) });
     user = await world.createUser('leaver', { firstName: 'Lea', lastName: 'Ver' });
     claimant = await world.createUser('claimant', { firstName: 'Clara', lastName: 'Claimant' });
-    config = await client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
-      execute: [client.allowInsecureRequests],
-    });
+    config = await rpConfig(world, app);
   });
 
   after(async () => {

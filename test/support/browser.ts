@@ -310,24 +310,33 @@ export async function startLoginUi<Name extends string>(
   }
 }
 
+/** openid-client's configuration of a confidential app of `world`: discovery at the issuer (plain http in tests), client_secret_basic. */
+export function rpConfig(world: Pick<SignInWorld, 'issuer'>, app: { clientId: string; clientSecret?: string }): Promise<client.Configuration> {
+  return client.discovery(new URL(world.issuer), app.clientId, undefined, client.ClientSecretBasic(app.clientSecret!), {
+    execute: [client.allowInsecureRequests],
+  });
+}
+
 /**
- * Starts a code flow of `config` in `page` (PKCE, nonce, `extra` parameters)
- * and answers `finish`, which waits for the redirect to `rp` and redeems
- * the code with openid-client.
+ * Starts a code flow of `config` in `page` (PKCE, state, nonce, `extra`
+ * parameters) and answers `finish`, which waits for the redirect to `rp`
+ * and redeems the code with openid-client.
  */
 export async function startCodeFlow(page: Page, config: client.Configuration, rp: Pick<RelyingParty, 'callback'>, extra: Record<string, string> = {}) {
   const pkceCodeVerifier = client.randomPKCECodeVerifier();
   const expectedNonce = client.randomNonce();
+  const expectedState = extra.state ?? client.randomState();
   const url = client.buildAuthorizationUrl(config, {
     redirect_uri: rp.callback,
     scope: 'openid',
     code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
     code_challenge_method: 'S256',
     nonce: expectedNonce,
+    state: expectedState,
     ...extra,
   });
   await page.goto(url.href);
-  return async () => client.authorizationCodeGrant(config, await landedOn(page, rp.callback), { pkceCodeVerifier, expectedNonce });
+  return async () => client.authorizationCodeGrant(config, await landedOn(page, rp.callback), { pkceCodeVerifier, expectedNonce, expectedState });
 }
 
 /** Chromium's virtual authenticator (CDP WebAuthn) in `page`: CTAP2, built in, resident keys, user verification that always succeeds. */
